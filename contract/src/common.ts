@@ -1,0 +1,142 @@
+import { z } from 'zod';
+
+/**
+ * Every OAuth scope Pacer knows (DESIGN.md §3 "Scopes"). The order here is the
+ * order shown to people on the consent page and in discovery documents.
+ */
+export const SCOPES = [
+  'profile:read',
+  'profile:write',
+  'workout:read',
+  'workout:write',
+  'health:read',
+  'health:write',
+  'nutrition:read',
+  'nutrition:write',
+  'planning:read',
+  'planning:write',
+  'analysis:read',
+  'memory:read',
+  'memory:write',
+  'recommendations:read',
+  'recommendations:write',
+  'offline_access',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+export const ScopeSchema = z.enum(SCOPES);
+
+/** Route metadata read by the server's bearer-auth middleware and the OpenAPI generator. */
+export interface RouteAuth {
+  /** The token must hold every one of these scopes. */
+  readonly scopes: readonly Scope[];
+}
+export interface RouteMetadata {
+  readonly auth?: RouteAuth;
+}
+export function requireScopes(...scopes: Scope[]): RouteMetadata {
+  return { auth: { scopes } };
+}
+
+/** RFC 9457 problem details, with Pacer's stable `code` and per-field errors. */
+export const ProblemSchema = z
+  .object({
+    type: z.string().describe('A URI reference that identifies the problem type.'),
+    title: z.string(),
+    status: z.number().int().min(400).max(599),
+    detail: z.string().optional(),
+    code: z.string().describe('Stable, machine-readable error code, e.g. `validation_failed`.'),
+    requestId: z.string().optional().describe('The request id, also sent as `X-Request-Id`.'),
+    errors: z
+      .array(
+        z.object({
+          path: z.string().describe('Dotted path of the offending field, e.g. `items.0.carbs`.'),
+          message: z.string(),
+        }),
+      )
+      .optional(),
+  })
+  .meta({ title: 'Problem' });
+export type Problem = z.infer<typeof ProblemSchema>;
+
+/**
+ * Statuses every authenticated route can answer with a problem document. The
+ * media type on the wire is `application/problem+json`; the OpenAPI generator
+ * declares it so for every status of 400 and above.
+ */
+const problem = (description: string) => ProblemSchema.describe(description);
+
+export const problemResponses = {
+  400: problem('The request was malformed or a field was invalid.'),
+  401: problem('No valid access token was presented.'),
+  403: problem('The access token lacks a required scope.'),
+  500: problem('Unexpected server error; quote the request id when reporting it.'),
+} as const;
+
+export const writeProblemResponses = {
+  ...problemResponses,
+  413: problem('The body is larger than allowed (1 MiB for JSON).'),
+  415: problem('The body is not `application/json`.'),
+} as const;
+
+/** `YYYY-MM-DD`, a real calendar date. */
+export const LocalDateSchema = z.iso.date().describe('Calendar date, `YYYY-MM-DD`.');
+
+/** ISO 8601 timestamp that carries its offset (`Z` or `±hh:mm`). */
+export const TimestampWithOffsetSchema = z.iso
+  .datetime({ offset: true })
+  .describe('ISO 8601 timestamp with a timezone offset, e.g. `2026-11-20T07:30:00+01:00`.');
+
+/** A UTC timestamp as the server writes it. */
+export const TimestampSchema = z.iso.datetime({ offset: true });
+
+/**
+ * A `date` field as clients may send it: `YYYY-MM-DD`, or a full ISO 8601
+ * timestamp whose calendar date in its own offset is used (a `Z` timestamp is
+ * read in the user's profile time zone; one without an offset is taken as
+ * local wall-clock time).
+ */
+export const DateInputSchema = z
+  .union([LocalDateSchema, z.iso.datetime({ offset: true, local: true })])
+  .describe(
+    'The user\'s local calendar date: `YYYY-MM-DD`, or an ISO 8601 timestamp whose date in its own offset is used (`Z` is converted with the profile time zone).',
+  );
+
+export const PAGE_LIMIT_DEFAULT = 50;
+export const PAGE_LIMIT_MAX = 200;
+export const DATE_RANGE_MAX_DAYS = 366;
+
+/** `?from&to&limit&cursor` for lists keyed by calendar date. */
+export const DateRangeQuerySchema = z.strictObject({
+  from: LocalDateSchema.optional().describe(
+    'First date, inclusive. Default: 29 days before `to`.',
+  ),
+  to: LocalDateSchema.optional().describe("Last date, inclusive. Default: today in the user's time zone."),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(PAGE_LIMIT_MAX)
+    .default(PAGE_LIMIT_DEFAULT)
+    .describe(`Page size, at most ${PAGE_LIMIT_MAX}.`),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('Opaque cursor from the previous page\'s `nextCursor`.'),
+});
+export type DateRangeQuery = z.infer<typeof DateRangeQuerySchema>;
+
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    items: z.array(item),
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe('Pass as `cursor` to get the next page; `null` on the last page.'),
+  });
+}
+
+/** Free-form JSON object kept verbatim for the caller. */
+export const RawJsonSchema = z
+  .record(z.string(), z.unknown())
+  .describe("The caller's raw payload, kept verbatim for reference.");

@@ -1,0 +1,19 @@
+import { initContract } from '@ts-rest/core';
+import { nutritionContract } from './nutrition.ts';
+import { wellnessContract } from './wellness.ts';
+
+export * from './common.ts';
+export * from './nutrition.ts';
+export * from './wellness.ts';
+
+const c = initContract();
+
+/** The whole REST API. Each resource keeps its own router; this composes them. */
+export const contract = c.router({
+  wellness: wellnessContract,
+  nutrition: nutritionContract,
+});
+export type PacerContract = typeof contract;
+
+export const API_TITLE = 'Pacer API';
+export const API_VERSION = '0.1.0';

@@ -1,0 +1,148 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Environment flags are written `true`/`false` (also `1`/`0`, `yes`/`no`). */
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .default(fallback ? 'true' : 'false')
+    .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const seconds = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+const perMinute = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+const csv = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry.length > 0),
+  );
+
+const EnvSchema = z.object({
+  PACER_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  PACER_HOST: z.string().min(1).default('127.0.0.1'),
+  PACER_BASE_URL: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .refine((value) => value === undefined || !/[?#]/.test(value), 'must not have a query or fragment'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  PACER_DATA_DIR: z.string().min(1).default('./.pacer'),
+  PACER_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  PACER_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PACER_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
+  PACER_REFRESH_TOKEN_TTL: seconds(7_776_000),
+  PACER_MAX_UPLOAD_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  PACER_RATE_LIMIT_PER_MINUTE: perMinute(600),
+  PACER_RATE_LIMIT_IP_PER_MINUTE: perMinute(1200),
+  PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),
+  PACER_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  PACER_MCP_ENABLED: flag(true),
+  PACER_MCP_READ_ENABLED: flag(true),
+  PACER_MCP_WRITE_ENABLED: flag(true),
+  PACER_MCP_ASYNC_ENABLED: flag(true),
+  PACER_MCP_EXECUTION_ENABLED: flag(true),
+  PACER_MCP_CLIENT_ALLOWLIST: csv,
+  PACER_MCP_DCR_ENABLED: flag(true),
+  PACER_MCP_DCR_OWNER_USER_ID: z.uuid().optional(),
+  PACER_MCP_DCR_OWNER_EMAIL: z.email().optional(),
+});
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Issuer and REST resource identifier: no trailing slash. */
+  readonly baseUrl: string;
+  /** The MCP resource identifier, `{baseUrl}/mcp`. */
+  readonly mcpResource: string;
+  /** Unset: an embedded PostgreSQL under `dataDir` is used. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly role: 'all' | 'api' | 'worker';
+  readonly logLevel: z.infer<typeof EnvSchema>['PACER_LOG_LEVEL'];
+  readonly accessTokenTtlSecs: number;
+  /** 0 = refresh tokens never expire. */
+  readonly refreshTokenTtlSecs: number;
+  readonly maxUploadBytes: number;
+  readonly rateLimits: { readonly perToken: number; readonly perIp: number; readonly uploads: number };
+  readonly shutdownTimeoutMs: number;
+  readonly secureCookies: boolean;
+  readonly mcp: {
+    readonly enabled: boolean;
+    readonly readEnabled: boolean;
+    readonly writeEnabled: boolean;
+    readonly asyncEnabled: boolean;
+    readonly executionEnabled: boolean;
+    readonly clientAllowlist: readonly string[];
+    readonly dcrEnabled: boolean;
+    readonly dcrOwnerUserId: string | undefined;
+    readonly dcrOwnerEmail: string | undefined;
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Parse the `PACER_*` environment once. Nothing else in the server reads
+ * `process.env`. A wrong value throws a `ConfigError` that names each variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means "not set" (the usual shell idiom `VAR= cmd`).
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment');
+      const value = env[name];
+      return `  ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const baseUrl = (e.PACER_BASE_URL ?? `http://localhost:${e.PACER_PORT}`).replace(/\/+$/, '');
+  return deepFreeze({
+    port: e.PACER_PORT,
+    host: e.PACER_HOST,
+    baseUrl,
+    mcpResource: `${baseUrl}/mcp`,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.PACER_DATA_DIR),
+    role: e.PACER_ROLE,
+    logLevel: e.PACER_LOG_LEVEL,
+    accessTokenTtlSecs: e.PACER_ACCESS_TOKEN_TTL,
+    refreshTokenTtlSecs: e.PACER_REFRESH_TOKEN_TTL,
+    maxUploadBytes: e.PACER_MAX_UPLOAD_BYTES,
+    rateLimits: {
+      perToken: e.PACER_RATE_LIMIT_PER_MINUTE,
+      perIp: e.PACER_RATE_LIMIT_IP_PER_MINUTE,
+      uploads: e.PACER_RATE_LIMIT_UPLOADS_PER_MINUTE,
+    },
+    shutdownTimeoutMs: e.PACER_SHUTDOWN_TIMEOUT_MS,
+    secureCookies: baseUrl.startsWith('https://'),
+    mcp: {
+      enabled: e.PACER_MCP_ENABLED,
+      readEnabled: e.PACER_MCP_READ_ENABLED,
+      writeEnabled: e.PACER_MCP_WRITE_ENABLED,
+      asyncEnabled: e.PACER_MCP_ASYNC_ENABLED,
+      executionEnabled: e.PACER_MCP_EXECUTION_ENABLED,
+      clientAllowlist: e.PACER_MCP_CLIENT_ALLOWLIST,
+      dcrEnabled: e.PACER_MCP_DCR_ENABLED,
+      dcrOwnerUserId: e.PACER_MCP_DCR_OWNER_USER_ID,
+      dcrOwnerEmail: e.PACER_MCP_DCR_OWNER_EMAIL,
+    },
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

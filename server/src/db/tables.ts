@@ -1,0 +1,181 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Every table the server reads or writes, in one place. Columns are written
+ * in camelCase here; Kysely's CamelCasePlugin maps them to the snake_case
+ * names the migrations create.
+ */
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamp the database fills in (`DEFAULT now()`). */
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** `date` columns come back as `YYYY-MM-DD` strings (see the pg type parser in database.ts). */
+type LocalDate = string;
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  passwordHash: string;
+  role: 'user' | 'admin';
+  active: Generated<boolean>;
+  name: string | null;
+  timeZone: Generated<string>;
+  weightKg: number | null;
+  ftpWatts: number | null;
+  maxHr: number | null;
+  restingHr: number | null;
+  thresholdHr: number | null;
+  sex: 'female' | 'male' | 'other' | null;
+  birthDate: LocalDate | null;
+  featureFlags: ColumnType<FeatureFlags, FeatureFlags | undefined, FeatureFlags>;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+export interface FeatureFlags {
+  nutrition: boolean;
+}
+
+export interface SessionsTable {
+  /** SHA-256 (hex) of the cookie value; the value itself is never stored. */
+  idHash: string;
+  userId: string;
+  createdAt: DefaultedTimestamp;
+  expiresAt: Timestamp;
+}
+
+export type ClientKind = 'developer' | 'app' | 'dcr';
+
+export interface OauthClientsTable {
+  id: Generated<string>;
+  /** The public identifier clients send as `client_id`. */
+  clientId: string;
+  clientSecretHash: string | null;
+  name: string;
+  ownerUserId: string | null;
+  kind: ClientKind;
+  isPublic: boolean;
+  redirectUris: string[];
+  scopes: string[];
+  webhookSecretHash: string | null;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+export interface OauthGrantsTable {
+  id: Generated<string>;
+  clientId: string;
+  userId: string;
+  scopes: string[];
+  resource: string | null;
+  createdAt: DefaultedTimestamp;
+  revokedAt: Timestamp | null;
+  lastUsedAt: Timestamp | null;
+}
+
+export interface OauthAccessTokensTable {
+  id: Generated<string>;
+  grantId: string;
+  /** SHA-256 (hex) of the token. */
+  tokenHash: string;
+  scopes: string[];
+  resource: string | null;
+  expiresAt: Timestamp;
+  createdAt: DefaultedTimestamp;
+  revokedAt: Timestamp | null;
+}
+
+export interface OauthRefreshTokensTable {
+  id: Generated<string>;
+  grantId: string;
+  tokenHash: string;
+  scopes: string[];
+  resource: string | null;
+  expiresAt: Timestamp | null;
+  createdAt: DefaultedTimestamp;
+  rotatedAt: Timestamp | null;
+  revokedAt: Timestamp | null;
+}
+
+export interface WellnessTable {
+  userId: string;
+  date: LocalDate;
+  hrv: number | null;
+  restingHr: number | null;
+  sleepSecs: number | null;
+  sleepDeepSecs: number | null;
+  sleepLightSecs: number | null;
+  sleepRemSecs: number | null;
+  sleepAwakeSecs: number | null;
+  sleepScore: number | null;
+  weight: number | null;
+  bodyFat: number | null;
+  vo2max: number | null;
+  spO2: number | null;
+  respiration: number | null;
+  steps: number | null;
+  stress: number | null;
+  mood: number | null;
+  fatigue: number | null;
+  soreness: number | null;
+  motivation: number | null;
+  comments: string | null;
+  /** `{ [sourceClientId]: rawJson }` */
+  rawJson: ColumnType<Record<string, Record<string, unknown>>, string | undefined, string>;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+export interface NutritionLogsTable {
+  id: Generated<string>;
+  userId: string;
+  date: LocalDate;
+  /** Client id (public) of the app that sent the log. */
+  source: string;
+  rawJson: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+export type AbsorptionType = 'RAPID' | 'FAST' | 'BALANCED' | 'DENSE' | 'HYPER_LOAD';
+export type Meal = 'BREAKFAST' | 'LUNCH' | 'DINNER' | 'SNACK' | 'OTHER';
+
+export interface NutritionItemsTable {
+  id: Generated<string>;
+  logId: string;
+  userId: string;
+  position: number;
+  name: string;
+  carbs: number | null;
+  protein: number | null;
+  fat: number | null;
+  fiber: number | null;
+  sugar: number | null;
+  calories: number | null;
+  waterMl: number | null;
+  quantity: number | null;
+  meal: Meal | null;
+  loggedAt: Timestamp;
+  /** The offset the sender wrote `logged_at` in, minutes east of UTC. */
+  loggedAtOffsetMinutes: number;
+  absorptionType: AbsorptionType;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  oauthClients: OauthClientsTable;
+  oauthGrants: OauthGrantsTable;
+  oauthAccessTokens: OauthAccessTokensTable;
+  oauthRefreshTokens: OauthRefreshTokensTable;
+  wellness: WellnessTable;
+  nutritionLogs: NutritionLogsTable;
+  nutritionItems: NutritionItemsTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type OauthClient = Selectable<OauthClientsTable>;
+export type WellnessRow = Selectable<WellnessTable>;
+export type NutritionLogRow = Selectable<NutritionLogsTable>;
+export type NutritionItemRow = Selectable<NutritionItemsTable>;

@@ -1,0 +1,85 @@
+/**
+ * One error type for the whole server. Services throw `AppError` with a stable
+ * code; each surface serialises it its own way (problem+json on REST, RFC 6749
+ * on OAuth endpoints, `isError` tool results on MCP). The code decides the
+ * HTTP status through the one table below.
+ */
+export const ERROR_STATUS = {
+  validation_failed: 400,
+  invalid_json: 400,
+  date_range_too_large: 400,
+  invalid_cursor: 400,
+  unauthorized: 401,
+  invalid_token: 401,
+  insufficient_scope: 403,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export const ERROR_TITLES: Record<ErrorCode, string> = {
+  validation_failed: 'Validation failed',
+  invalid_json: 'Body is not valid JSON',
+  date_range_too_large: 'Date range too large',
+  invalid_cursor: 'Invalid cursor',
+  unauthorized: 'Authentication required',
+  invalid_token: 'Invalid access token',
+  insufficient_scope: 'Insufficient scope',
+  forbidden: 'Forbidden',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  conflict: 'Conflict',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  unprocessable: 'Unprocessable content',
+  rate_limited: 'Too many requests',
+  internal_error: 'Internal server error',
+  service_unavailable: 'Service unavailable',
+};
+
+export interface FieldError {
+  /** Dotted path of the field, e.g. `items.0.carbs`; empty for the whole body. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface AppErrorOptions {
+  readonly errors?: readonly FieldError[];
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cause?: unknown;
+}
+
+export class AppError extends Error {
+  override readonly name = 'AppError';
+  readonly code: ErrorCode;
+  readonly errors: readonly FieldError[] | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  static validation(path: string, message: string): AppError {
+    return new AppError('validation_failed', `${path}: ${message}`, { errors: [{ path, message }] });
+  }
+}
+
+/** Render an issue path (`['items', 0, 'carbs']`) the way every surface shows it. */
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  return path.map((part) => String(part)).join('.');
+}

@@ -1,0 +1,76 @@
+import { contract } from '@pacer/contract';
+import { createExpressEndpoints } from '@ts-rest/express';
+import express, { type Express } from 'express';
+import type { PgBoss } from 'pg-boss';
+import swaggerUi from 'swagger-ui-express';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import { nutritionRoutes } from '../modules/nutrition/nutrition.routes.ts';
+import { wellnessRoutes } from '../modules/wellness/wellness.routes.ts';
+import { purgeExpiredQueue } from '../queue/queues.ts';
+import { restBearerAuth } from './bearer-auth.ts';
+import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { jsonBody } from './json-body.ts';
+import { servedOpenApiDocument } from './openapi.ts';
+import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts';
+import { requestLogger } from './request-context.ts';
+import { sql } from 'kysely';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly boss: PgBoss;
+  readonly logger: Logger;
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestLogger(deps.logger));
+  app.use((req, res, next) => {
+    res.locals.requestId = String(req.id);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks = await Promise.allSettled([
+      sql`SELECT 1`.execute(deps.db),
+      deps.boss.getQueue(purgeExpiredQueue.name),
+    ]);
+    const [database, queue] = checks.map((check) => (check.status === 'fulfilled' ? 'ok' : 'unavailable'));
+    const ready = database === 'ok' && queue === 'ok';
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', database, queue });
+  });
+
+  const openApi = servedOpenApiDocument(deps.config.baseUrl);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApi);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
+
+  createExpressEndpoints(
+    contract,
+    {
+      wellness: wellnessRoutes(deps),
+      nutrition: nutritionRoutes(deps),
+    },
+    app,
+    {
+      logInitialization: false,
+      responseValidation: false,
+      globalMiddleware: [restBearerAuth(deps), jsonBody],
+      // Hand validation errors to our error handler: problem+json with each field's path.
+      requestValidationErrorHandler: (error, _req, _res, next) => next(error),
+    },
+  );
+
+  app.use(pageHeaders, loadSession(deps), accountPages(deps));
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

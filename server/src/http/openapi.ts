@@ -1,0 +1,105 @@
+import { API_TITLE, API_VERSION, contract, SCOPES, type RouteMetadata } from '@pacer/contract';
+import { generateOpenApi } from '@ts-rest/open-api';
+import type { OpenAPIObject, OperationObject, SchemaObject } from 'openapi3-ts';
+import { z } from 'zod';
+import { PROBLEM_CONTENT_TYPE } from './problem.ts';
+
+const SCOPE_DESCRIPTIONS: Record<(typeof SCOPES)[number], string> = {
+  'profile:read': 'Read your profile',
+  'profile:write': 'Update your core athlete metrics (weight, FTP)',
+  'workout:read': 'Read your workouts',
+  'workout:write': 'Upload FIT files and manage your workouts',
+  'health:read': 'Read your daily wellness metrics',
+  'health:write': 'Log daily metrics (HRV, sleep, weight)',
+  'nutrition:read': 'Read your nutrition logs',
+  'nutrition:write': 'Log calories, macros and meal items',
+  'planning:read': 'Read your planned workouts',
+  'planning:write': 'Create and change planned workouts',
+  'analysis:read': 'Read analyses such as recovery and fuel',
+  'memory:read': 'Read notes an assistant keeps for you',
+  'memory:write': 'Save notes for an assistant',
+  'recommendations:read': 'Read training recommendations',
+  'recommendations:write': 'Create training recommendations',
+  offline_access: 'Stay connected when you are not using the app',
+};
+export { SCOPE_DESCRIPTIONS };
+
+/**
+ * zod 4 -> OpenAPI 3.0 schema via zod's own converter, so every constraint
+ * (ranges, enums, formats, required) reaches the document. Request schemas are
+ * described as clients write them (`io: 'input'`: defaults are optional),
+ * responses as the server sends them.
+ */
+function transformSchema(args: { schema: unknown; type: string }): SchemaObject | null {
+  if (!(args.schema instanceof z.ZodType)) return null;
+  const io = args.type === 'response' ? 'output' : 'input';
+  const json = z.toJSONSchema(args.schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  delete json['$schema'];
+  // A response's description belongs to the response, not to the shared schema
+  // component (the same `WellnessRecord` answers both 200 and 201).
+  if (args.type === 'response') delete json['description'];
+  return json as SchemaObject;
+}
+
+function mapOperation(operation: OperationObject, route: { metadata?: unknown }): OperationObject {
+  const auth = (route.metadata as RouteMetadata | undefined)?.auth;
+  const responses: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(operation.responses as Record<string, { content?: Record<string, unknown> }>)) {
+    const json = response.content?.['application/json'];
+    responses[status] =
+      Number(status) >= 400 && json ? { ...response, content: { [PROBLEM_CONTENT_TYPE]: json } } : response;
+  }
+  return {
+    ...operation,
+    responses,
+    ...(auth ? { security: [{ oauth2: [...auth.scopes] }] } : {}),
+  };
+}
+
+/** The OpenAPI document of the REST API, generated from the contract alone (stable output). */
+export function buildOpenApiDocument(): OpenAPIObject {
+  return generateOpenApi(
+    contract,
+    {
+      info: {
+        title: API_TITLE,
+        version: API_VERSION,
+        description:
+          'Training data of endurance athletes: activities, wellness, nutrition and profile. Every call carries an OAuth 2.0 access token (`Authorization: Bearer <token>`). Errors are RFC 9457 problem documents with a stable `code`.',
+      },
+      components: {
+        securitySchemes: {
+          oauth2: {
+            type: 'oauth2',
+            description: 'OAuth 2.0 authorization code flow with PKCE (S256).',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: '/api/oauth/authorize',
+                tokenUrl: '/api/oauth/token',
+                refreshUrl: '/api/oauth/token',
+                scopes: SCOPE_DESCRIPTIONS,
+              },
+            },
+          },
+        },
+      },
+    },
+    { setOperationId: true, schemaTransformer: transformSchema, operationMapper: mapOperation },
+  );
+}
+
+/** The document as served: with this deployment's absolute URLs. */
+export function servedOpenApiDocument(baseUrl: string): OpenAPIObject {
+  const document = buildOpenApiDocument();
+  const oauth = document.components?.securitySchemes?.['oauth2'] as
+    | { flows: { authorizationCode: Record<string, unknown> } }
+    | undefined;
+  if (oauth) {
+    const flow = oauth.flows.authorizationCode;
+    for (const key of ['authorizationUrl', 'tokenUrl', 'refreshUrl']) flow[key] = `${baseUrl}${String(flow[key])}`;
+  }
+  return { ...document, servers: [{ url: baseUrl }] };
+}

@@ -1,0 +1,77 @@
+import { AppError } from '../errors.ts';
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** Date part, then time, then an optional `Z` or `±hh:mm` offset. */
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+export function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The calendar date (`YYYY-MM-DD`) of an instant in an IANA time zone. */
+export function localDateOf(instant: Date, timeZone: string): string {
+  // en-CA formats dates as YYYY-MM-DD.
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(instant);
+}
+
+/**
+ * Resolve a `date` field to the user's calendar date (DESIGN.md §3 "Dates"):
+ * - `YYYY-MM-DD` is taken as is;
+ * - a timestamp with an offset (`2026-11-20T23:30:00-05:00`) is the date in its
+ *   own offset, which is the date written in it;
+ * - a `Z` timestamp is an instant in UTC, converted with the profile time zone;
+ * - a timestamp without an offset is local wall-clock time: its written date.
+ */
+export function resolveLocalDate(input: string, profileTimeZone: string, field = 'date'): string {
+  if (DATE_ONLY.test(input)) return input;
+  const match = TIMESTAMP.exec(input);
+  if (!match) throw AppError.validation(field, 'must be YYYY-MM-DD or an ISO 8601 timestamp');
+  const [, datePart, offset] = match;
+  if (offset?.toUpperCase() === 'Z') {
+    const instant = new Date(input);
+    if (Number.isNaN(instant.getTime())) throw AppError.validation(field, 'is not a valid timestamp');
+    return localDateOf(instant, profileTimeZone);
+  }
+  return datePart as string;
+}
+
+/** Offset of an ISO 8601 timestamp, in minutes east of UTC (`Z` = 0). */
+export function offsetMinutesOf(timestamp: string): number {
+  const match = /(Z|([+-])(\d{2}):?(\d{2}))$/i.exec(timestamp);
+  if (!match || match[1]?.toUpperCase() === 'Z') return 0;
+  const sign = match[2] === '-' ? -1 : 1;
+  return sign * (Number(match[3]) * 60 + Number(match[4]));
+}
+
+/** Format an instant in a fixed offset: `2026-11-20T07:30:00.000+01:00`. */
+export function formatWithOffset(instant: Date, offsetMinutes: number): string {
+  const shifted = new Date(instant.getTime() + offsetMinutes * 60_000);
+  const base = shifted.toISOString().slice(0, -1);
+  if (offsetMinutes === 0) return `${base}Z`;
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  const hh = String(Math.floor(abs / 60)).padStart(2, '0');
+  const mm = String(abs % 60).padStart(2, '0');
+  return `${base}${sign}${hh}:${mm}`;
+}
+
+export function addDays(date: string, days: number): string {
+  const instant = new Date(`${date}T00:00:00Z`);
+  instant.setUTCDate(instant.getUTCDate() + days);
+  return instant.toISOString().slice(0, 10);
+}
+
+/** Whole days from `from` to `to` (positive when `to` is later). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}

@@ -1,0 +1,32 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths that may carry secrets. pino replaces them before a line is written,
+ * so a token or password never reaches a log even when a whole request or
+ * object is logged by mistake.
+ */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-webhook-secret"]',
+  'res.headers["set-cookie"]',
+  'password',
+  'token',
+  'accessToken',
+  'refreshToken',
+  'clientSecret',
+  'webhookSecret',
+  '*.password',
+  '*.token',
+  '*.clientSecret',
+];
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'pacer' },
+    redact: { paths: REDACT, censor: '[redacted]' },
+  });
+}

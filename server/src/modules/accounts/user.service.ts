@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { Db } from '../../db/database.ts';
+import type { User } from '../../db/tables.ts';
+import { AppError, formatIssuePath } from '../../errors.ts';
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../lib/crypto.ts';
+import { isValidTimeZone } from '../../lib/dates.ts';
+import { countUsers, findUserByEmail, insertUser, lockUserCreation } from './user.repository.ts';
+
+export const NewAccountSchema = z.object({
+  email: z.email().max(254).transform((email) => email.trim()),
+  password: z.string().min(8, 'must be at least 8 characters').max(1024),
+  name: z.string().trim().min(1).max(200).optional(),
+  timeZone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as Europe/Berlin').optional(),
+  admin: z.boolean().optional(),
+});
+export type NewAccount = z.input<typeof NewAccountSchema>;
+
+/** The public view of a user: never the password hash. */
+export interface UserSummary {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string | null;
+  readonly role: 'user' | 'admin';
+  readonly timeZone: string;
+}
+
+export function toUserSummary(user: User): UserSummary {
+  return { id: user.id, email: user.email, name: user.name, role: user.role, timeZone: user.timeZone };
+}
+
+/**
+ * Create an account. The first account of a deployment becomes its admin
+ * (DESIGN.md §3 "Identity and accounts"); `admin: true` makes any account one.
+ */
+export async function createUser(db: Db, input: NewAccount): Promise<User> {
+  const parsed = NewAccountSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new AppError('validation_failed', 'The account details are invalid.', {
+      errors: parsed.error.issues.map((issue) => ({ path: formatIssuePath(issue.path), message: issue.message })),
+    });
+  }
+  const account = parsed.data;
+  const passwordHash = await hashPassword(account.password);
+  return db.transaction().execute(async (trx) => {
+    await lockUserCreation(trx);
+    if (await findUserByEmail(trx, account.email)) {
+      throw new AppError('conflict', 'An account with this e-mail address already exists.', {
+        errors: [{ path: 'email', message: 'already registered' }],
+      });
+    }
+    const isFirst = (await countUsers(trx)) === 0;
+    return insertUser(trx, {
+      email: account.email,
+      passwordHash,
+      name: account.name ?? null,
+      role: account.admin === true || isFirst ? 'admin' : 'user',
+      ...(account.timeZone ? { timeZone: account.timeZone } : {}),
+    });
+  });
+}
+
+/**
+ * Check an e-mail and password. Unknown e-mail, wrong password and inactive
+ * account all answer `undefined` after the same scrypt work, so the response
+ * time does not tell which accounts exist.
+ */
+export async function authenticateUser(db: Db, email: string, password: string): Promise<User | undefined> {
+  const user = await findUserByEmail(db, email);
+  const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+  if (!user || !valid || !user.active) return undefined;
+  return user;
+}

@@ -1,0 +1,95 @@
+import { sql, type Insertable } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
+import type { NutritionItemRow, NutritionItemsTable, NutritionLogRow } from '../../db/tables.ts';
+import type { DateWindow } from '../wellness/wellness.repository.ts';
+
+export interface NutritionLogUpsert {
+  readonly userId: string;
+  readonly date: string;
+  readonly source: string;
+  /** `undefined` keeps what the app sent before. */
+  readonly rawJson: Record<string, unknown> | undefined;
+}
+
+/**
+ * Insert or touch the (user, date, source) log. The row lock this statement
+ * takes on conflict is held until the caller's transaction ends, so two
+ * concurrent replaces of one app's day run one after the other.
+ */
+export async function upsertNutritionLog(
+  db: DbOrTrx,
+  log: NutritionLogUpsert,
+): Promise<{ log: NutritionLogRow; created: boolean }> {
+  const rawJson = log.rawJson === undefined ? null : JSON.stringify(log.rawJson);
+  const result = await db
+    .insertInto('nutritionLogs')
+    .values({ userId: log.userId, date: log.date, source: log.source, rawJson })
+    .onConflict((oc) =>
+      oc.columns(['userId', 'date', 'source']).doUpdateSet({
+        rawJson: sql`coalesce(excluded.raw_json, nutrition_logs.raw_json)`,
+        updatedAt: sql`now()`,
+      }),
+    )
+    .returningAll()
+    .returning(sql<boolean>`(xmax = 0)`.as('created'))
+    .executeTakeFirstOrThrow();
+  const { created, ...stored } = result;
+  return { log: stored, created };
+}
+
+export async function replaceNutritionItems(
+  db: DbOrTrx,
+  logId: string,
+  items: readonly Omit<Insertable<NutritionItemsTable>, 'logId'>[],
+): Promise<NutritionItemRow[]> {
+  await db.deleteFrom('nutritionItems').where('logId', '=', logId).execute();
+  if (items.length === 0) return [];
+  return db
+    .insertInto('nutritionItems')
+    .values(items.map((item) => ({ ...item, logId })))
+    .returningAll()
+    .execute();
+}
+
+/** The dates in the window that have any log, oldest first, `limit + 1` at most. */
+export async function listNutritionDates(db: DbOrTrx, userId: string, window: DateWindow): Promise<string[]> {
+  let query = db
+    .selectFrom('nutritionLogs')
+    .select('date')
+    .distinct()
+    .where('userId', '=', userId)
+    .where('date', '>=', window.from)
+    .where('date', '<=', window.to);
+  if (window.after !== undefined) query = query.where('date', '>', window.after);
+  const rows = await query.orderBy('date').limit(window.limit + 1).execute();
+  return rows.map((row) => row.date);
+}
+
+export async function findNutritionLogs(
+  db: DbOrTrx,
+  userId: string,
+  dates: readonly string[],
+): Promise<{ logs: NutritionLogRow[]; items: NutritionItemRow[] }> {
+  if (dates.length === 0) return { logs: [], items: [] };
+  const logs = await db
+    .selectFrom('nutritionLogs')
+    .selectAll()
+    .where('userId', '=', userId)
+    .where('date', 'in', dates)
+    .orderBy('date')
+    .orderBy('source')
+    .execute();
+  if (logs.length === 0) return { logs, items: [] };
+  const items = await db
+    .selectFrom('nutritionItems')
+    .selectAll()
+    .where(
+      'logId',
+      'in',
+      logs.map((log) => log.id),
+    )
+    .orderBy('loggedAt')
+    .orderBy('position')
+    .execute();
+  return { logs, items };
+}

@@ -1,0 +1,141 @@
+import type {
+  DateRangeQuery,
+  NutritionDay,
+  NutritionItem,
+  NutritionLog,
+  NutritionUpsert,
+} from '@pacer/contract';
+import type { Db } from '../../db/database.ts';
+import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
+import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
+import { formatWithOffset, offsetMinutesOf, resolveLocalDate } from '../../lib/dates.ts';
+import type { TokenPrincipal } from '../oauth/token.service.ts';
+import {
+  findNutritionLogs,
+  listNutritionDates,
+  replaceNutritionItems,
+  upsertNutritionLog,
+} from './nutrition.repository.ts';
+
+export interface NutritionUpsertResult {
+  readonly log: NutritionLog;
+  readonly created: boolean;
+}
+
+/**
+ * Replace the calling app's items for one date (DESIGN.md §3): the upsert key
+ * is (user, date, source app), so other apps' items for the date stay. An
+ * absent `rawJson` keeps what the app sent before.
+ */
+export async function upsertNutritionDay(
+  db: Db,
+  principal: TokenPrincipal,
+  input: NutritionUpsert,
+): Promise<NutritionUpsertResult> {
+  const date = resolveLocalDate(input.date, principal.timeZone);
+  return db.transaction().execute(async (trx) => {
+    const { log, created } = await upsertNutritionLog(trx, {
+      userId: principal.userId,
+      date,
+      source: principal.clientId,
+      rawJson: input.rawJson,
+    });
+    const items = await replaceNutritionItems(
+      trx,
+      log.id,
+      input.items.map((item, position) => ({
+        userId: principal.userId,
+        position,
+        name: item.name,
+        carbs: item.carbs ?? null,
+        protein: item.protein ?? null,
+        fat: item.fat ?? null,
+        fiber: item.fiber ?? null,
+        sugar: item.sugar ?? null,
+        calories: item.calories ?? null,
+        waterMl: item.waterMl ?? null,
+        quantity: item.quantity ?? null,
+        meal: item.meal ?? null,
+        loggedAt: new Date(item.logged_at),
+        loggedAtOffsetMinutes: offsetMinutesOf(item.logged_at),
+        absorptionType: item.absorptionType,
+      })),
+    );
+    const outputItems = items.map((row) => toNutritionItem(row, log.source));
+    return {
+      created,
+      log: {
+        date: log.date,
+        source: log.source,
+        items: outputItems,
+        totals: totalsOf(outputItems),
+        rawJson: log.rawJson,
+        createdAt: log.createdAt.toISOString(),
+        updatedAt: log.updatedAt.toISOString(),
+      },
+    };
+  });
+}
+
+export async function listNutritionDays(
+  db: Db,
+  principal: TokenPrincipal,
+  query: DateRangeQuery,
+): Promise<{ items: NutritionDay[]; nextCursor: string | null }> {
+  const page = resolveDatePage(query, principal.timeZone);
+  const dates = await listNutritionDates(db, principal.userId, page);
+  const pageDates = dates.slice(0, page.limit);
+  const { logs, items } = await findNutritionLogs(db, principal.userId, pageDates);
+  const days = pageDates.map((date) => mergeDay(date, logs, items));
+  const last = pageDates.at(-1);
+  return { items: days, nextCursor: dates.length > page.limit && last ? encodeDateCursor(last) : null };
+}
+
+function mergeDay(date: string, logs: readonly NutritionLogRow[], items: readonly NutritionItemRow[]): NutritionDay {
+  const dayLogs = logs.filter((log) => log.date === date);
+  const sourceOf = new Map(dayLogs.map((log) => [log.id, log.source]));
+  const dayItems = items
+    .filter((item) => sourceOf.has(item.logId))
+    .map((item) => toNutritionItem(item, sourceOf.get(item.logId) as string));
+  return {
+    date,
+    items: dayItems,
+    totals: totalsOf(dayItems),
+    sources: dayLogs.map((log) => ({
+      source: log.source,
+      rawJson: log.rawJson,
+      updatedAt: log.updatedAt.toISOString(),
+    })),
+  };
+}
+
+function toNutritionItem(row: NutritionItemRow, source: string): NutritionItem {
+  return {
+    name: row.name,
+    carbs: row.carbs,
+    protein: row.protein,
+    fat: row.fat,
+    fiber: row.fiber,
+    sugar: row.sugar,
+    calories: row.calories,
+    waterMl: row.waterMl,
+    quantity: row.quantity,
+    meal: row.meal,
+    logged_at: formatWithOffset(row.loggedAt, row.loggedAtOffsetMinutes),
+    absorptionType: row.absorptionType,
+    source,
+  };
+}
+
+/** Sums rounded to 0.01 so float noise (0.1 + 0.2) never reaches clients. */
+function totalsOf(items: readonly NutritionItem[]): NutritionDay['totals'] {
+  const sum = (pick: (item: NutritionItem) => number | null) =>
+    Math.round(items.reduce((total, item) => total + (pick(item) ?? 0), 0) * 100) / 100;
+  return {
+    calories: sum((item) => item.calories),
+    carbs: sum((item) => item.carbs),
+    protein: sum((item) => item.protein),
+    fat: sum((item) => item.fat),
+    waterMl: sum((item) => item.waterMl),
+  };
+}

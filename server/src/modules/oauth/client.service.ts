@@ -1,0 +1,117 @@
+import { SCOPES, type Scope } from '@pacer/contract';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import type { OauthClient } from '../../db/tables.ts';
+import { AppError } from '../../errors.ts';
+import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
+import { findUserByEmail, findFirstAdmin } from '../accounts/user.repository.ts';
+import { findDeveloperClient, insertClient, insertDeveloperClientIfMissing, listClients } from './client.repository.ts';
+import { redirectUriProblem } from './redirect-uri.ts';
+
+export interface CreateAppOptions {
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+  /** Scopes the app may ask for; all known scopes when empty. */
+  readonly scopes: readonly string[];
+  readonly isPublic: boolean;
+  /** Owner's e-mail; the first admin when absent. */
+  readonly ownerEmail?: string | undefined;
+}
+
+export interface CreatedApp {
+  readonly clientId: string;
+  /** Shown once; only its hash is stored. Absent for public clients. */
+  readonly clientSecret: string | undefined;
+  /** Shown once; only its hash is stored. */
+  readonly webhookSecret: string;
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+  readonly scopes: readonly string[];
+  readonly isPublic: boolean;
+  readonly ownerUserId: string;
+}
+
+export function parseScopes(values: readonly string[]): Scope[] {
+  const scopes = values.flatMap((value) => value.split(/\s+/)).filter((value) => value.length > 0);
+  const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (unknown.length > 0) {
+    throw new AppError('validation_failed', `Unknown scope: ${unknown.join(', ')}`, {
+      errors: unknown.map((scope) => ({ path: 'scope', message: `unknown scope "${scope}"` })),
+    });
+  }
+  return [...new Set(scopes)] as Scope[];
+}
+
+export async function createApp(db: Db, options: CreateAppOptions): Promise<CreatedApp> {
+  const name = options.name.trim();
+  if (name.length === 0 || name.length > 200) throw AppError.validation('name', 'must be 1-200 characters');
+  const redirectUris = options.redirectUris.flatMap((uri) => uri.split(/\s+/)).filter((uri) => uri.length > 0);
+  if (redirectUris.length === 0) throw AppError.validation('redirectUris', 'at least one redirect URI is required');
+  if (redirectUris.length > 10) throw AppError.validation('redirectUris', 'at most 10 redirect URIs');
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw AppError.validation('redirectUris', `${uri} ${problem}`);
+  }
+  const requested = parseScopes(options.scopes);
+  const scopes = requested.length > 0 ? requested : [...SCOPES];
+
+  const owner = options.ownerEmail ? await findUserByEmail(db, options.ownerEmail) : await findFirstAdmin(db);
+  if (!owner) {
+    throw new AppError(
+      'not_found',
+      options.ownerEmail ? `No user with e-mail ${options.ownerEmail}.` : 'No admin user exists yet; create one first.',
+    );
+  }
+  const clientSecret = options.isPublic ? undefined : generateSecret('pcs_');
+  const webhookSecret = generateSecret('pwh_');
+  const client = await insertClient(db, {
+    clientId: generateClientId(),
+    clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+    name,
+    ownerUserId: owner.id,
+    kind: 'app',
+    isPublic: options.isPublic,
+    redirectUris: [...new Set(redirectUris)],
+    scopes,
+    webhookSecretHash: sha256Hex(webhookSecret),
+  });
+  return {
+    clientId: client.clientId,
+    clientSecret,
+    webhookSecret,
+    name: client.name,
+    redirectUris: client.redirectUris,
+    scopes: client.scopes,
+    isPublic: client.isPublic,
+    ownerUserId: owner.id,
+  };
+}
+
+export function generateClientId(): string {
+  return generateSecret('pc_').slice(0, 27);
+}
+
+/**
+ * The user's built-in developer client: developer tokens (CLI `token:create`
+ * and the developer portal) are issued to it. Created on first use.
+ */
+export async function ensureDeveloperClient(db: DbOrTrx, userId: string): Promise<OauthClient> {
+  const existing = await findDeveloperClient(db, userId);
+  if (existing) return existing;
+  await insertDeveloperClientIfMissing(db, {
+    clientId: generateClientId(),
+    clientSecretHash: null,
+    name: 'Developer tokens',
+    ownerUserId: userId,
+    kind: 'developer',
+    isPublic: true,
+    redirectUris: [],
+    scopes: [...SCOPES],
+  });
+  const created = await findDeveloperClient(db, userId);
+  if (!created) throw new Error('developer client vanished after insert');
+  return created;
+}
+
+export async function listApps(db: Db): Promise<OauthClient[]> {
+  return listClients(db, ['app', 'dcr']);
+}

@@ -1,0 +1,97 @@
+import { fromKysely, PgBoss, type Job, type SendOptions } from 'pg-boss';
+import type { DbOrTrx } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import type { QueueDefinition } from './queue-definition.ts';
+import { ALL_QUEUES, SCHEDULES } from './queues.ts';
+
+export const BOSS_SCHEMA = 'pgboss';
+
+export interface JobContext {
+  readonly logger: Logger;
+  readonly jobId: string;
+}
+export type JobHandler<TPayload> = (payload: TPayload, context: JobContext) => Promise<void>;
+
+export interface QueueHandlerBinding<TPayload = never> {
+  readonly queue: QueueDefinition<TPayload>;
+  readonly handle: JobHandler<TPayload>;
+}
+
+/** Pairs a queue with its handler; the payload type must agree. */
+export function bindHandler<TPayload>(
+  queue: QueueDefinition<TPayload>,
+  handle: JobHandler<TPayload>,
+): QueueHandlerBinding<TPayload> {
+  return { queue, handle };
+}
+
+export interface StartBossOptions {
+  readonly connectionString: string;
+  readonly logger: Logger;
+  /** Run maintenance and cron (worker processes); API-only processes just send. */
+  readonly maintenance: boolean;
+}
+
+export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: options.connectionString,
+    schema: BOSS_SCHEMA,
+    application_name: 'pacer-queue',
+    max: 5,
+    // Wake workers the moment a job is committed instead of polling (DESIGN.md §5).
+    useListenNotify: options.maintenance,
+    supervise: options.maintenance,
+    schedule: options.maintenance,
+  });
+  boss.on('error', (error) => options.logger.error({ err: error }, 'queue error'));
+  boss.on('warning', (warning) => options.logger.warn({ warning }, 'queue warning'));
+  await boss.start();
+  for (const queue of ALL_QUEUES) {
+    await boss.createQueue(queue.name, queue.options);
+    await boss.updateQueue(queue.name, queue.options);
+  }
+  return boss;
+}
+
+export async function installSchedules(boss: PgBoss): Promise<void> {
+  for (const schedule of SCHEDULES) {
+    await boss.schedule(schedule.queue.name, schedule.cron, schedule.payload, { tz: 'UTC' });
+  }
+}
+
+/**
+ * Enqueue a job in the caller's transaction (or on the pool): the job exists
+ * exactly when the rows it belongs to were committed.
+ */
+export async function enqueue<TPayload>(
+  boss: PgBoss,
+  db: DbOrTrx,
+  queue: QueueDefinition<TPayload>,
+  payload: NoInfer<TPayload>,
+  options: Omit<SendOptions, 'db'> = {},
+): Promise<string | null> {
+  const data = queue.payload.parse(payload) as object;
+  return boss.send(queue.name, data, { ...options, db: fromKysely(db) });
+}
+
+/** Start one worker per bound queue; each job's payload is validated before its handler runs. */
+export async function startWorkers(
+  boss: PgBoss,
+  bindings: readonly QueueHandlerBinding<any>[],
+  logger: Logger,
+): Promise<void> {
+  for (const binding of bindings) {
+    const { queue, handle } = binding as QueueHandlerBinding<unknown>;
+    await boss.work(queue.name, queue.work, async (jobs: Job<object>[]) => {
+      for (const job of jobs) {
+        const jobLogger = logger.child({ queue: queue.name, jobId: job.id });
+        const parsed = queue.payload.safeParse(job.data);
+        if (!parsed.success) {
+          jobLogger.error({ issues: parsed.error.issues }, 'job payload rejected');
+          throw new Error(`invalid payload for ${queue.name}`);
+        }
+        await handle(parsed.data, { logger: jobLogger, jobId: job.id });
+      }
+    });
+  }
+}

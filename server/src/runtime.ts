@@ -1,0 +1,118 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PgBoss } from 'pg-boss';
+import type pg from 'pg';
+import type { Config } from './config.ts';
+import { createDb, createPool, type Db } from './db/database.ts';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { createApp } from './http/app.ts';
+import type { Logger } from './logger.ts';
+import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
+import { jobHandlers } from './queue/handlers.ts';
+
+/** The database layer every command needs: connection, pool, Kysely, migrated schema. */
+export interface DatabaseRuntime {
+  readonly url: string;
+  readonly pool: pg.Pool;
+  readonly db: Db;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(config: Config, logger: Logger): Promise<DatabaseRuntime> {
+  let embedded: EmbeddedDatabase | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, logger });
+    url = embedded.url;
+  }
+  const pool = createPool({ connectionString: url });
+  pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
+  const db = createDb(pool);
+  try {
+    await migrateToLatest(db, logger);
+  } catch (error) {
+    await db.destroy();
+    await embedded?.stop();
+    throw error;
+  }
+  return {
+    url,
+    pool,
+    db,
+    async close() {
+      await db.destroy();
+      await embedded?.stop();
+    },
+  };
+}
+
+export interface Runtime {
+  readonly config: Config;
+  readonly database: DatabaseRuntime;
+  readonly boss: PgBoss;
+  /** Where the API listens; undefined for worker-only processes. */
+  readonly url: string | undefined;
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/**
+ * Start the service in its role: `api` serves HTTP, `worker` runs queue
+ * workers and schedules, `all` both. `stop()` drains in order: stop taking
+ * requests and let in-flight ones finish, stop workers gracefully, then close
+ * the pool and the embedded database.
+ */
+export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  const database = await openDatabase(config, logger);
+  const runsWorkers = config.role !== 'api';
+  const runsApi = config.role !== 'worker';
+  let boss: PgBoss;
+  try {
+    boss = await startBoss({ connectionString: database.url, logger, maintenance: runsWorkers });
+    if (runsWorkers) {
+      await startWorkers(boss, jobHandlers({ db: database.db }), logger);
+      await installSchedules(boss);
+    }
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+
+  let server: Server | undefined;
+  let url: string | undefined;
+  if (runsApi) {
+    const app = createApp({ config, db: database.db, boss, logger });
+    server = createServer(app);
+    server.keepAliveTimeout = 65_000;
+    const address = await listen(server, config.port, config.host);
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    url = `http://${host}:${address.port}`;
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      if (server) {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        await closed;
+        clearTimeout(timer);
+      }
+      await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+      await database.close();
+    })();
+    return stopping;
+  };
+  return { config, database, boss, url, stop };
+}
