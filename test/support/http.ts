@@ -1,0 +1,43 @@
+import type { Problem } from '@pacer/contract';
+
+export interface JsonResponse<T = unknown> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+}
+
+export interface RequestOptions {
+  readonly token?: string;
+  readonly body?: unknown;
+  /** Sent verbatim instead of JSON-encoding `body`. */
+  readonly rawBody?: string | Uint8Array;
+  readonly contentType?: string | null;
+  readonly headers?: Record<string, string>;
+}
+
+/** Plain fetch against the server, decoding any JSON answer. */
+export async function call<T = unknown>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+  let body: string | Uint8Array | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined && options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await response.text();
+  const type = response.headers.get('content-type') ?? '';
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (type.includes('json') && text ? JSON.parse(text) : text) as T,
+  };
+}
+
+export function asProblem(body: unknown): Problem {
+  return body as Problem;
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../server/src/config.ts';
+import type { Db } from '../../server/src/db/database.ts';
+import { createLogger } from '../../server/src/logger.ts';
+import { startRuntime, type Runtime } from '../../server/src/runtime.ts';
+
+export interface TestServer {
+  /** Base URL of the running server, e.g. `http://127.0.0.1:40123`. */
+  readonly url: string;
+  readonly config: Config;
+  readonly db: Db;
+  readonly runtime: Runtime;
+  /** Connection URL of this server's own database. */
+  readonly databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export function databaseUrlFor(database: string): string {
+  const url = new URL(inject('adminDatabaseUrl'));
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** A fresh database cloned from the migrated template: isolation by database, not by rollback. */
+export async function cloneTemplateDatabase(): Promise<string> {
+  const name = `pacer_t_${inject('runId')}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${inject('templateDatabase')}"`);
+  } finally {
+    await admin.end();
+  }
+  return name;
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Start the real service (HTTP + pg-boss workers) in this test process on its
+ * own cloned database and a free port. `env` overrides PACER_* variables.
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const database = await cloneTemplateDatabase();
+  const databaseUrl = databaseUrlFor(database);
+  const port = await freePort();
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PACER_PORT: String(port),
+    PACER_HOST: '127.0.0.1',
+    PACER_BASE_URL: `http://127.0.0.1:${port}`,
+    PACER_LOG_LEVEL: process.env['PACER_TEST_LOG_LEVEL'] ?? 'silent',
+    PACER_SHUTDOWN_TIMEOUT_MS: '2000',
+    ...env,
+  });
+  const runtime = await startRuntime(config, createLogger(config.logLevel));
+  return {
+    url: runtime.url ?? config.baseUrl,
+    config,
+    db: runtime.database.db,
+    runtime,
+    databaseUrl,
+    async stop() {
+      await runtime.stop();
+      await dropDatabase(database);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../server/src/config.ts';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      baseUrl: 'http://localhost:3000',
+      mcpResource: 'http://localhost:3000/mcp',
+      databaseUrl: undefined,
+      role: 'all',
+      accessTokenTtlSecs: 3600,
+      refreshTokenTtlSecs: 7_776_000,
+      maxUploadBytes: 25 * 1024 * 1024,
+      rateLimits: { perToken: 600, perIp: 1200, uploads: 30 },
+      secureCookies: false,
+    });
+    expect(config.mcp).toEqual({
+      enabled: true,
+      readEnabled: true,
+      writeEnabled: true,
+      asyncEnabled: true,
+      executionEnabled: true,
+      clientAllowlist: [],
+      dcrEnabled: true,
+      dcrOwnerUserId: undefined,
+      dcrOwnerEmail: undefined,
+    });
+  });
+
+  it('reads every PACER_* value and normalises the base URL', () => {
+    const config = loadConfig({
+      PACER_PORT: '8080',
+      PACER_BASE_URL: 'https://pacer.example.com/',
+      PACER_ROLE: 'worker',
+      PACER_MCP_WRITE_ENABLED: 'false',
+      PACER_MCP_CLIENT_ALLOWLIST: ' a, b ,,c',
+      PACER_REFRESH_TOKEN_TTL: '0',
+    });
+    expect(config.baseUrl).toBe('https://pacer.example.com');
+    expect(config.mcpResource).toBe('https://pacer.example.com/mcp');
+    expect(config.secureCookies).toBe(true);
+    expect(config.role).toBe('worker');
+    expect(config.mcp.writeEnabled).toBe(false);
+    expect(config.mcp.clientAllowlist).toEqual(['a', 'b', 'c']);
+    expect(config.refreshTokenTtlSecs).toBe(0);
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.mcp)).toBe(true);
+  });
+
+  it.each([
+    ['PACER_PORT', 'eighty'],
+    ['PACER_PORT', '70000'],
+    ['PACER_ROLE', 'both'],
+    ['PACER_BASE_URL', 'ftp://x.example'],
+    ['PACER_BASE_URL', 'https://x.example/?a=1'],
+    ['PACER_MCP_ENABLED', 'maybe'],
+    ['PACER_ACCESS_TOKEN_TTL', '5'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['PACER_MCP_DCR_OWNER_EMAIL', 'not-an-email'],
+  ])('refuses %s=%s with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(`${name}=${JSON.stringify(value)}`);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', PACER_PORT: '' }).port).toBe(3000);
+  });
+});
