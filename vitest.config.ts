@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
+    // CI also writes a JSON report; .ci/run prints its "N passed, N failed" line.
+    reporters: process.env['CI'] ? ['default', ['json', { outputFile: '.ci-results/vitest.json' }]] : ['default'],
     projects: [
       {
         test: {

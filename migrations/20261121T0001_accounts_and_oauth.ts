@@ -3,13 +3,17 @@ import { type Kysely, sql } from 'kysely';
 // Frozen in time: this file must not import application code.
 
 export async function up(db: Kysely<any>): Promise<void> {
-
   await db.schema
     .createTable('users')
     .addColumn('id', 'uuid', (col) => col.primaryKey().defaultTo(sql`gen_random_uuid()`))
     .addColumn('email', 'text', (col) => col.notNull())
     .addColumn('password_hash', 'text', (col) => col.notNull())
-    .addColumn('role', 'text', (col) => col.notNull().defaultTo('user').check(sql`role IN ('user', 'admin')`))
+    .addColumn('role', 'text', (col) =>
+      col
+        .notNull()
+        .defaultTo('user')
+        .check(sql`role IN ('user', 'admin')`),
+    )
     .addColumn('active', 'boolean', (col) => col.notNull().defaultTo(true))
     .addColumn('name', 'text')
     .addColumn('time_zone', 'text', (col) => col.notNull().defaultTo('UTC'))

@@ -65,7 +65,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('logged_at_offset_minutes', 'integer', (col) => col.notNull())
     .addColumn('absorption_type', 'text', (col) => col.notNull())
     .execute();
-  await db.schema.createIndex('nutrition_items_log_idx').on('nutrition_items').columns(['log_id', 'position']).execute();
+  await db.schema
+    .createIndex('nutrition_items_log_idx')
+    .on('nutrition_items')
+    .columns(['log_id', 'position'])
+    .execute();
   // The glycogen timeline reads a user's intake by time.
   await db.schema
     .createIndex('nutrition_items_user_time_idx')

@@ -98,7 +98,7 @@ export const TimestampSchema = z.iso.datetime({ offset: true });
 export const DateInputSchema = z
   .union([LocalDateSchema, z.iso.datetime({ offset: true, local: true })])
   .describe(
-    'The user\'s local calendar date: `YYYY-MM-DD`, or an ISO 8601 timestamp whose date in its own offset is used (`Z` is converted with the profile time zone).',
+    "The user's local calendar date: `YYYY-MM-DD`, or an ISO 8601 timestamp whose date in its own offset is used (`Z` is converted with the profile time zone).",
   );
 
 export const PAGE_LIMIT_DEFAULT = 50;
@@ -107,9 +107,7 @@ export const DATE_RANGE_MAX_DAYS = 366;
 
 /** `?from&to&limit&cursor` for lists keyed by calendar date. */
 export const DateRangeQuerySchema = z.strictObject({
-  from: LocalDateSchema.optional().describe(
-    'First date, inclusive. Default: 29 days before `to`.',
-  ),
+  from: LocalDateSchema.optional().describe('First date, inclusive. Default: 29 days before `to`.'),
   to: LocalDateSchema.optional().describe("Last date, inclusive. Default: today in the user's time zone."),
   limit: z.coerce
     .number()
@@ -118,21 +116,14 @@ export const DateRangeQuerySchema = z.strictObject({
     .max(PAGE_LIMIT_MAX)
     .default(PAGE_LIMIT_DEFAULT)
     .describe(`Page size, at most ${PAGE_LIMIT_MAX}.`),
-  cursor: z
-    .string()
-    .max(200)
-    .optional()
-    .describe('Opaque cursor from the previous page\'s `nextCursor`.'),
+  cursor: z.string().max(200).optional().describe("Opaque cursor from the previous page's `nextCursor`."),
 });
 export type DateRangeQuery = z.infer<typeof DateRangeQuerySchema>;
 
 export function pageOf<T extends z.ZodType>(item: T) {
   return z.object({
     items: z.array(item),
-    nextCursor: z
-      .string()
-      .nullable()
-      .describe('Pass as `cursor` to get the next page; `null` on the last page.'),
+    nextCursor: z.string().nullable().describe('Pass as `cursor` to get the next page; `null` on the last page.'),
   });
 }
 

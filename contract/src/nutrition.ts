@@ -119,7 +119,7 @@ export type NutritionLog = z.infer<typeof NutritionLogSchema>;
 export const NutritionDaySchema = z
   .object({
     date: LocalDateSchema,
-    items: z.array(NutritionItemSchema).describe('All apps\' items, ordered by `logged_at`.'),
+    items: z.array(NutritionItemSchema).describe("All apps' items, ordered by `logged_at`."),
     totals: NutritionTotalsSchema,
     sources: z.array(NutritionSourceSchema),
   })
@@ -131,8 +131,7 @@ export const nutritionContract = c.router({
     method: 'POST',
     path: '/api/nutrition',
     summary: "Replace the calling app's nutrition items of one day",
-    description:
-      'Upsert keyed on (date, calling app). Items other apps logged for the same date stay as they are.',
+    description: 'Upsert keyed on (date, calling app). Items other apps logged for the same date stay as they are.',
     body: NutritionUpsertSchema,
     responses: {
       200: NutritionLogSchema.describe("This app's log for the date existed and was replaced."),

@@ -36,7 +36,11 @@ const EnvSchema = z.object({
   PACER_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PACER_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
   PACER_REFRESH_TOKEN_TTL: seconds(7_776_000),
-  PACER_MAX_UPLOAD_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  PACER_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(25 * 1024 * 1024),
   PACER_RATE_LIMIT_PER_MINUTE: perMinute(600),
   PACER_RATE_LIMIT_IP_PER_MINUTE: perMinute(1200),
   PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),

@@ -40,7 +40,13 @@ describe('sign-up, sign-in and sign-out pages in a real browser', () => {
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${server.url}/login`);
-    expect(await server.db.selectFrom('sessions').select('idHash').where('idHash', '=', sha256Hex(session?.value ?? '')).execute()).toEqual([]);
+    expect(
+      await server.db
+        .selectFrom('sessions')
+        .select('idHash')
+        .where('idHash', '=', sha256Hex(session?.value ?? ''))
+        .execute(),
+    ).toEqual([]);
 
     await page.getByLabel('Email').fill('ada@example.test');
     await page.getByLabel('Password').fill('a long password');
@@ -57,7 +63,10 @@ describe('sign-up, sign-in and sign-out pages in a real browser', () => {
     await page.goto(`${server.url}/login?next=${encodeURIComponent('/?from=login')}`);
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill('not the password');
-    const [response] = await Promise.all([page.waitForResponse(`${server.url}/login`), page.getByRole('button', { name: 'Sign in' }).click()]);
+    const [response] = await Promise.all([
+      page.waitForResponse(`${server.url}/login`),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
     expect(response.status()).toBe(401);
     expect(await page.getByRole('alert').textContent()).toContain('Wrong e-mail or password');
     await page.getByLabel('Password').fill(TEST_PASSWORD);

@@ -23,7 +23,11 @@ afterAll(async () => {
 });
 
 const upsert = (token?: string, headers?: Record<string, string>) =>
-  call(server.url, 'POST', '/api/wellness', { ...(token ? { token } : {}), ...(headers ? { headers } : {}), body: { date: '2026-05-01', hrv: 50 } });
+  call(server.url, 'POST', '/api/wellness', {
+    ...(token ? { token } : {}),
+    ...(headers ? { headers } : {}),
+    body: { date: '2026-05-01', hrv: 50 },
+  });
 
 describe('bearer authentication on REST routes', () => {
   it('without a token: 401 with a challenge naming the metadata URL and scope, and no error code', async () => {
@@ -64,7 +68,7 @@ describe('bearer authentication on REST routes', () => {
     expect(asProblem(res.body).detail).toMatch(/revoked/);
   });
 
-  it("for a deactivated user: 401", async () => {
+  it('for a deactivated user: 401', async () => {
     const user = await makeUser(server.db);
     const { token } = await mintToken(server.db, user, { scopes: ['health:write'] });
     await server.db.updateTable('users').set({ active: false }).where('id', '=', user.id).execute();
@@ -74,14 +78,20 @@ describe('bearer authentication on REST routes', () => {
   });
 
   it('a token bound to the MCP resource is refused on REST', async () => {
-    const { token } = await mintToken(server.db, athlete, { scopes: ['health:write'], resource: server.config.mcpResource });
+    const { token } = await mintToken(server.db, athlete, {
+      scopes: ['health:write'],
+      resource: server.config.mcpResource,
+    });
     const res = await upsert(token);
     expect(res.status).toBe(401);
     expect(asProblem(res.body).detail).toContain('/mcp');
   });
 
   it('a token bound to the REST resource itself is accepted', async () => {
-    const { token } = await mintToken(server.db, athlete, { scopes: ['health:write'], resource: server.config.baseUrl });
+    const { token } = await mintToken(server.db, athlete, {
+      scopes: ['health:write'],
+      resource: server.config.baseUrl,
+    });
     expect([200, 201]).toContain((await upsert(token)).status);
   });
 

@@ -6,7 +6,12 @@ import { asProblem, call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const NODE_ARGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source', 'server/src/main.ts'];
+const NODE_ARGS = [
+  '--experimental-strip-types',
+  '--disable-warning=ExperimentalWarning',
+  '--conditions=pacer-source',
+  'server/src/main.ts',
+];
 
 let server: TestServer;
 
@@ -28,7 +33,12 @@ function pacer(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: server.databaseUrl, PACER_BASE_URL: server.config.baseUrl, PACER_LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATABASE_URL: server.databaseUrl,
+        PACER_BASE_URL: server.config.baseUrl,
+        PACER_LOG_LEVEL: 'warn',
+      },
     });
     let stdout = '';
     let stderr = '';
@@ -42,10 +52,28 @@ const json = (result: CliResult) => JSON.parse(result.stdout) as Record<string, 
 
 describe('operator CLI', () => {
   it('user:create makes the first user an admin and later ones plain users', async () => {
-    const first = await pacer('user:create', '--email', 'coach@example.test', '--password', 'long password', '--name', 'Coach', '--json');
+    const first = await pacer(
+      'user:create',
+      '--email',
+      'coach@example.test',
+      '--password',
+      'long password',
+      '--name',
+      'Coach',
+      '--json',
+    );
     expect(first.code).toBe(0);
     expect(json(first)).toMatchObject({ email: 'coach@example.test', role: 'admin', name: 'Coach' });
-    const second = await pacer('user:create', '--email', 'Rider@Example.test', '--password', 'long password', '--time-zone', 'Europe/Paris', '--json');
+    const second = await pacer(
+      'user:create',
+      '--email',
+      'Rider@Example.test',
+      '--password',
+      'long password',
+      '--time-zone',
+      'Europe/Paris',
+      '--json',
+    );
     expect(json(second)).toMatchObject({ role: 'user', timeZone: 'Europe/Paris' });
     const stored = await server.db.selectFrom('users').select(['email', 'passwordHash']).execute();
     for (const user of stored) expect(user.passwordHash).toMatch(/^scrypt\$/);
@@ -58,7 +86,15 @@ describe('operator CLI', () => {
     const short = await pacer('user:create', '--email', 'x@example.test', '--password', 'short');
     expect(short.code).toBe(1);
     expect(short.stderr).toContain('password');
-    const zone = await pacer('user:create', '--email', 'y@example.test', '--password', 'long password', '--time-zone', 'Mars/Olympus');
+    const zone = await pacer(
+      'user:create',
+      '--email',
+      'y@example.test',
+      '--password',
+      'long password',
+      '--time-zone',
+      'Mars/Olympus',
+    );
     expect(zone.stderr).toContain('timeZone');
   });
 
@@ -102,36 +138,81 @@ describe('operator CLI', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('redirectUris');
     }
-    const scope = await pacer('app:create', '--name', 'Bad', '--redirect-uri', 'https://a.example.test/cb', '--scope', 'everything');
+    const scope = await pacer(
+      'app:create',
+      '--name',
+      'Bad',
+      '--redirect-uri',
+      'https://a.example.test/cb',
+      '--scope',
+      'everything',
+    );
     expect(scope.stderr).toContain('unknown scope "everything"');
   });
 
   it('app:create --public makes a client without a secret', async () => {
-    const app = json(await pacer('app:create', '--name', 'Phone', '--redirect-uri', 'http://localhost/cb', '--public', '--json'));
+    const app = json(
+      await pacer('app:create', '--name', 'Phone', '--redirect-uri', 'http://localhost/cb', '--public', '--json'),
+    );
     expect(app['clientSecret']).toBeUndefined();
     expect(app['public']).toBe(true);
   });
 
   it('token:create issues a working developer token with exactly the given scopes', async () => {
-    const result = await pacer('token:create', '--email', 'coach@example.test', '--scope', 'health:write', '--scope', 'health:read', '--json');
+    const result = await pacer(
+      'token:create',
+      '--email',
+      'coach@example.test',
+      '--scope',
+      'health:write',
+      '--scope',
+      'health:read',
+      '--json',
+    );
     expect(result.code).toBe(0);
     const token = json(result);
     expect(token).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'health:write health:read' });
     expect(token['refresh_token']).toBeUndefined();
     const accessToken = String(token['access_token']);
-    expect((await call(server.url, 'POST', '/api/wellness', { token: accessToken, body: { date: '2026-03-03', hrv: 52 } })).status).toBe(201);
-    const denied = await call(server.url, 'POST', '/api/nutrition', { token: accessToken, body: { date: '2026-03-03', items: [] } });
+    expect(
+      (await call(server.url, 'POST', '/api/wellness', { token: accessToken, body: { date: '2026-03-03', hrv: 52 } }))
+        .status,
+    ).toBe(201);
+    const denied = await call(server.url, 'POST', '/api/nutrition', {
+      token: accessToken,
+      body: { date: '2026-03-03', items: [] },
+    });
     expect(asProblem(denied.body).code).toBe('insufficient_scope');
   });
 
   it('token:create with --resource {base}/mcp makes a token REST refuses', async () => {
     const token = json(
-      await pacer('token:create', '--email', 'coach@example.test', '--scope', 'health:write', '--resource', server.config.mcpResource, '--json'),
+      await pacer(
+        'token:create',
+        '--email',
+        'coach@example.test',
+        '--scope',
+        'health:write',
+        '--resource',
+        server.config.mcpResource,
+        '--json',
+      ),
     );
     expect(token['resource']).toBe(server.config.mcpResource);
-    const res = await call(server.url, 'POST', '/api/wellness', { token: String(token['access_token']), body: { date: '2026-03-04' } });
+    const res = await call(server.url, 'POST', '/api/wellness', {
+      token: String(token['access_token']),
+      body: { date: '2026-03-04' },
+    });
     expect(res.status).toBe(401);
-    const foreign = await pacer('token:create', '--email', 'coach@example.test', '--scope', 'health:write', '--resource', 'https://evil.example/mcp');
+    const foreign = await pacer(
+      'token:create',
+      '--email',
+      'coach@example.test',
+      '--scope',
+      'health:write',
+      '--resource',
+      'https://evil.example/mcp',
+    );
     expect(foreign.code).toBe(1);
     expect(foreign.stderr).toContain('resource');
   });

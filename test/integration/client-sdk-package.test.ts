@@ -23,9 +23,17 @@ interface RunResult {
   readonly stderr: string;
 }
 
-function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -35,7 +43,11 @@ function run(command: string, args: readonly string[], options: { cwd: string; e
   });
 }
 
-async function runOk(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+async function runOk(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<RunResult> {
   const result = await run(command, args, options);
   if (result.code !== 0) {
     throw new Error(`${command} ${args.join(' ')} exited with ${result.code}\n${result.stdout}\n${result.stderr}`);
@@ -257,10 +269,19 @@ describe('@pacer/client-sdk as a packed package', () => {
   it('ships the built dist (JavaScript and declarations), the README and no sources', () => {
     const sdk = tarballs['client-sdk'].entries;
     expect(sdk).toEqual(
-      expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/client.js', 'package/dist/client.d.ts', 'package/README.md']),
+      expect.arrayContaining([
+        'package/package.json',
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+        'package/dist/client.js',
+        'package/dist/client.d.ts',
+        'package/README.md',
+      ]),
     );
     const contract = tarballs.contract.entries;
-    expect(contract).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts']));
+    expect(contract).toEqual(
+      expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts']),
+    );
     for (const entries of [sdk, contract]) {
       expect(entries.filter((entry) => entry.startsWith('package/src/'))).toEqual([]);
       expect(entries.filter((entry) => entry.endsWith('.tsbuildinfo'))).toEqual([]);

@@ -41,12 +41,22 @@ const oats = {
 
 describe('POST /api/nutrition', () => {
   it("creates this app's log with 201 and every item field, defaulting absorptionType to BALANCED", async () => {
-    const res = await sdk().nutrition.upsertNutrition({ body: { date: '2026-11-20', items: [oats, gel], rawJson: { v: 1 } } });
+    const res = await sdk().nutrition.upsertNutrition({
+      body: { date: '2026-11-20', items: [oats, gel], rawJson: { v: 1 } },
+    });
     expect(res.status).toBe(201);
     if (res.status !== 201) throw new Error('unreachable');
     expect(res.body.items).toHaveLength(2);
-    expect(res.body.items[0]).toMatchObject({ ...oats, absorptionType: 'BALANCED', logged_at: '2026-11-20T07:15:00.000+01:00' });
-    expect(res.body.items[1]).toMatchObject({ name: 'Gel', absorptionType: 'RAPID', logged_at: '2026-11-20T09:30:00.000+01:00' });
+    expect(res.body.items[0]).toMatchObject({
+      ...oats,
+      absorptionType: 'BALANCED',
+      logged_at: '2026-11-20T07:15:00.000+01:00',
+    });
+    expect(res.body.items[1]).toMatchObject({
+      name: 'Gel',
+      absorptionType: 'RAPID',
+      logged_at: '2026-11-20T09:30:00.000+01:00',
+    });
     expect(res.body.totals).toEqual({ calories: 360, carbs: 85, protein: 12, fat: 8, waterMl: 250 });
     expect(res.body.rawJson).toEqual({ v: 1 });
   });
@@ -54,7 +64,10 @@ describe('POST /api/nutrition', () => {
   it("replaces only the calling app's items for the date", async () => {
     await call(server.url, 'POST', '/api/nutrition', {
       token: watchToken,
-      body: { date: '2026-11-20', items: [{ name: 'Banana', carbs: 27, logged_at: '2026-11-20T11:00:00+01:00', absorptionType: 'FAST' }] },
+      body: {
+        date: '2026-11-20',
+        items: [{ name: 'Banana', carbs: 27, logged_at: '2026-11-20T11:00:00+01:00', absorptionType: 'FAST' }],
+      },
     });
     const replaced = await call<NutritionLog>(server.url, 'POST', '/api/nutrition', {
       token,
@@ -72,12 +85,19 @@ describe('POST /api/nutrition', () => {
       ['Banana', watchApp.clientId],
     ]);
     expect(day?.totals.carbs).toBe(52);
-    expect(day?.sources.map((source) => source.source).sort()).toEqual([replaced.body.source, watchApp.clientId].sort());
+    expect(day?.sources.map((source) => source.source).sort()).toEqual(
+      [replaced.body.source, watchApp.clientId].sort(),
+    );
   });
 
   it("an empty item list clears the app's items and keeps the day's other apps", async () => {
     await call(server.url, 'POST', '/api/nutrition', { token, body: { date: '2026-11-20', items: [] } });
-    const list = await call<{ items: NutritionDay[] }>(server.url, 'GET', '/api/nutrition?from=2026-11-20&to=2026-11-20', { token });
+    const list = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-11-20&to=2026-11-20',
+      { token },
+    );
     expect(list.body.items[0]?.items.map((item) => item.name)).toEqual(['Banana']);
   });
 
@@ -85,7 +105,12 @@ describe('POST /api/nutrition', () => {
     const body = { date: '2026-11-18', items: [gel, oats] };
     expect((await call(server.url, 'POST', '/api/nutrition', { token, body })).status).toBe(201);
     expect((await call(server.url, 'POST', '/api/nutrition', { token, body })).status).toBe(200);
-    const list = await call<{ items: NutritionDay[] }>(server.url, 'GET', '/api/nutrition?from=2026-11-18&to=2026-11-18', { token });
+    const list = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-11-18&to=2026-11-18',
+      { token },
+    );
     expect(list.body.items[0]?.items).toHaveLength(2);
   });
 
@@ -96,7 +121,10 @@ describe('POST /api/nutrition', () => {
     });
     expect(offset.body.date).toBe('2026-11-15');
     // 23:30Z is 00:30 the next day in Berlin.
-    const utc = await call<NutritionLog>(server.url, 'POST', '/api/nutrition', { token, body: { date: '2026-11-16T23:30:00Z', items: [] } });
+    const utc = await call<NutritionLog>(server.url, 'POST', '/api/nutrition', {
+      token,
+      body: { date: '2026-11-16T23:30:00Z', items: [] },
+    });
     expect(utc.body.date).toBe('2026-11-17');
   });
 
@@ -109,7 +137,10 @@ describe('POST /api/nutrition', () => {
     ['an empty name', { ...gel, name: '' }, 'items.0.name'],
     ['an unknown item key', { ...gel, glycemicIndex: 80 }, 'items.0.glycemicIndex'],
   ])('refuses %s with 400 naming the field', async (_label, item, path) => {
-    const res = await call(server.url, 'POST', '/api/nutrition', { token, body: { date: '2026-11-21', items: [item] } });
+    const res = await call(server.url, 'POST', '/api/nutrition', {
+      token,
+      body: { date: '2026-11-21', items: [item] },
+    });
     expect(res.status).toBe(400);
     expect(asProblem(res.body).errors?.map((error) => error.path)).toContain(path);
   });
@@ -123,9 +154,17 @@ describe('POST /api/nutrition', () => {
     expect(asProblem(many.body).errors?.[0]?.path).toBe('items');
     const missing = await call(server.url, 'POST', '/api/nutrition', { token, body: { date: '2026-11-21' } });
     expect(asProblem(missing.body).errors?.map((error) => error.path)).toEqual(['items']);
-    const badDate = await call(server.url, 'POST', '/api/nutrition', { token, body: { date: '21.11.2026', items: [] } });
+    const badDate = await call(server.url, 'POST', '/api/nutrition', {
+      token,
+      body: { date: '21.11.2026', items: [] },
+    });
     expect(asProblem(badDate.body).errors?.map((error) => error.path)).toEqual(['date']);
-    const list = await call<{ items: NutritionDay[] }>(server.url, 'GET', '/api/nutrition?from=2026-11-21&to=2026-11-21', { token });
+    const list = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-11-21&to=2026-11-21',
+      { token },
+    );
     expect(list.body.items).toEqual([]);
   });
 
@@ -136,7 +175,12 @@ describe('POST /api/nutrition', () => {
       body: { date: '2026-11-12', items: [oats, { ...gel, carbs: 'lots' }] },
     });
     expect(bad.status).toBe(400);
-    const list = await call<{ items: NutritionDay[] }>(server.url, 'GET', '/api/nutrition?from=2026-11-12&to=2026-11-12', { token });
+    const list = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-11-12&to=2026-11-12',
+      { token },
+    );
     expect(list.body.items[0]?.items.map((item) => item.name)).toEqual(['Gel']);
   });
 });
@@ -144,7 +188,10 @@ describe('POST /api/nutrition', () => {
 describe('GET /api/nutrition', () => {
   it('pages merged days oldest first', async () => {
     for (const date of ['2026-10-01', '2026-10-02', '2026-10-03']) {
-      await call(server.url, 'POST', '/api/nutrition', { token, body: { date, items: [{ ...gel, logged_at: `${date}T10:00:00+02:00` }] } });
+      await call(server.url, 'POST', '/api/nutrition', {
+        token,
+        body: { date, items: [{ ...gel, logged_at: `${date}T10:00:00+02:00` }] },
+      });
       await call(server.url, 'POST', '/api/nutrition', {
         token: watchToken,
         body: { date, items: [{ ...oats, logged_at: `${date}T08:00:00+02:00` }] },
@@ -166,7 +213,12 @@ describe('GET /api/nutrition', () => {
     const other = await makeUser(server.db);
     const otherToken = (await mintToken(server.db, other, { scopes: ['nutrition:read', 'nutrition:write'] })).token;
     await call(server.url, 'POST', '/api/nutrition', { token: otherToken, body: { date: '2026-09-09', items: [gel] } });
-    const mine = await call<{ items: NutritionDay[] }>(server.url, 'GET', '/api/nutrition?from=2026-09-09&to=2026-09-09', { token });
+    const mine = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-09-09&to=2026-09-09',
+      { token },
+    );
     expect(mine.body.items).toEqual([]);
   });
 
@@ -180,12 +232,23 @@ describe('GET /api/nutrition', () => {
 describe('nutrition under concurrency', () => {
   it('20 simultaneous identical upserts of a new date leave one log with one copy of the items', async () => {
     const body = { date: '2026-06-01', items: [gel, oats] };
-    const results = await Promise.all(Array.from({ length: 20 }, () => call(server.url, 'POST', '/api/nutrition', { token, body })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => call(server.url, 'POST', '/api/nutrition', { token, body })),
+    );
     expect(results.filter((res) => res.status === 201)).toHaveLength(1);
     expect(results.filter((res) => res.status === 200)).toHaveLength(19);
-    const logs = await server.db.selectFrom('nutritionLogs').selectAll().where('userId', '=', athlete.id).where('date', '=', '2026-06-01').execute();
+    const logs = await server.db
+      .selectFrom('nutritionLogs')
+      .selectAll()
+      .where('userId', '=', athlete.id)
+      .where('date', '=', '2026-06-01')
+      .execute();
     expect(logs).toHaveLength(1);
-    const items = await server.db.selectFrom('nutritionItems').selectAll().where('logId', '=', logs[0]?.id ?? '').execute();
+    const items = await server.db
+      .selectFrom('nutritionItems')
+      .selectAll()
+      .where('logId', '=', logs[0]?.id ?? '')
+      .execute();
     expect(items).toHaveLength(2);
   });
 
@@ -194,7 +257,12 @@ describe('nutrition under concurrency', () => {
       call(server.url, 'POST', '/api/nutrition', { token, body: { date: '2026-06-02', items: [gel] } }),
       call(server.url, 'POST', '/api/nutrition', { token: watchToken, body: { date: '2026-06-02', items: [oats] } }),
     ]);
-    const list = await call<{ items: NutritionDay[] }>(server.url, 'GET', '/api/nutrition?from=2026-06-02&to=2026-06-02', { token });
+    const list = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-06-02&to=2026-06-02',
+      { token },
+    );
     expect(list.body.items[0]?.items.map((item) => item.name).sort()).toEqual(['Gel', 'Porridge']);
   });
 });

@@ -15,9 +15,10 @@ afterAll(async () => {
 });
 
 async function jobsInQueue(): Promise<{ id: string; state: string }[]> {
-  const result = await sql<{ id: string; state: string }>`SELECT id::text, state::text FROM pgboss.job WHERE name = ${purgeExpiredQueue.name}`.execute(
-    server.db,
-  );
+  const result = await sql<{
+    id: string;
+    state: string;
+  }>`SELECT id::text, state::text FROM pgboss.job WHERE name = ${purgeExpiredQueue.name}`.execute(server.db);
   return result.rows;
 }
 
@@ -52,7 +53,9 @@ describe('queue contracts (pg-boss)', () => {
         { idHash: 'live-session', userId: user.id, expiresAt: new Date(Date.now() + 60_000) },
       ])
       .execute();
-    const jobId = await server.db.transaction().execute((trx) => enqueue(server.runtime.boss, trx, purgeExpiredQueue, { graceDays: 0 }));
+    const jobId = await server.db
+      .transaction()
+      .execute((trx) => enqueue(server.runtime.boss, trx, purgeExpiredQueue, { graceDays: 0 }));
     expect(jobId).toBeTruthy();
     const job = await waitFor(async () => {
       const found = await server.runtime.boss.getJobById(purgeExpiredQueue.name, String(jobId));
@@ -65,12 +68,15 @@ describe('queue contracts (pg-boss)', () => {
 
   it('refuses a payload the queue contract does not accept, before anything is stored', async () => {
     await expect(
-      enqueue(server.runtime.boss, server.db, purgeExpiredQueue, { graceDays: -3 } as { graceDays: number }),
+      enqueue(server.runtime.boss, server.db, purgeExpiredQueue, { graceDays: -3 }),
     ).rejects.toThrow();
   });
 
   it('installs the hourly purge schedule', async () => {
     const schedules = await server.runtime.boss.getSchedules();
-    expect(schedules.map((schedule) => [schedule.name, schedule.cron])).toContainEqual([purgeExpiredQueue.name, '17 * * * *']);
+    expect(schedules.map((schedule) => [schedule.name, schedule.cron])).toContainEqual([
+      purgeExpiredQueue.name,
+      '17 * * * *',
+    ]);
   });
 });

@@ -11,7 +11,12 @@ import { freePort } from '../support/test-server.ts';
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAIN = path.join(ROOT, 'server/src/main.ts');
-const NODE_ARGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source', MAIN];
+const NODE_ARGS = [
+  '--experimental-strip-types',
+  '--disable-warning=ExperimentalWarning',
+  '--conditions=pacer-source',
+  MAIN,
+];
 
 interface Started {
   readonly child: ChildProcess;
@@ -23,7 +28,13 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 function embeddedEnv(dataDir: string, port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PACER_DATA_DIR: dataDir, PACER_PORT: String(port), PACER_LOG_LEVEL: 'info', ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PACER_DATA_DIR: dataDir,
+    PACER_PORT: String(port),
+    PACER_LOG_LEVEL: 'info',
+    ...extra,
+  };
   delete env['DATABASE_URL'];
   return env;
 }
@@ -45,7 +56,10 @@ async function waitForReady(url: string, child: ChildProcess, timeoutMs = 30_000
 
 async function startServer(dataDir: string): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...NODE_ARGS, 'start'], { env: embeddedEnv(dataDir, port), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, 'start'], {
+    env: embeddedEnv(dataDir, port),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -58,7 +72,8 @@ async function startServer(dataDir: string): Promise<Started> {
 }
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
@@ -87,7 +102,10 @@ afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const dir of dirs) {
     // A killed server's PostgreSQL may still run: stop it before removing its files.
-    const pid = Number.parseInt((await readFile(path.join(dir, 'postgres/postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
+    const pid = Number.parseInt(
+      (await readFile(path.join(dir, 'postgres/postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '',
+      10,
+    );
     if (pid > 0) {
       try {
         process.kill(pid, 'SIGINT');

@@ -65,7 +65,10 @@ describe('POST /api/wellness', () => {
   it('keeps rawJson per source app', async () => {
     const app = await makeApp(server.db, athlete, 'Sleep tracker');
     const appToken = (await mintToken(server.db, athlete, { scopes: ['health:write'], client: app })).token;
-    await call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-10-04', hrv: 60, rawJson: { device: 'strap' } } });
+    await call(server.url, 'POST', '/api/wellness', {
+      token,
+      body: { date: '2026-10-04', hrv: 60, rawJson: { device: 'strap' } },
+    });
     const res = await call<WellnessRecord>(server.url, 'POST', '/api/wellness', {
       token: appToken,
       body: { date: '2026-10-04', rawJson: { ring: { nested_key: 1 } } },
@@ -107,7 +110,10 @@ describe('POST /api/wellness', () => {
     ['mood', 6],
     ['steps', -1],
   ])('refuses %s = %s with 400 naming the field', async (field, value) => {
-    const res = await call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-10-05', [field]: value } });
+    const res = await call(server.url, 'POST', '/api/wellness', {
+      token,
+      body: { date: '2026-10-05', [field]: value },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     const problem = asProblem(res.body);
@@ -160,7 +166,10 @@ describe('POST /api/wellness', () => {
 
   it('refuses a body over 1 MiB with 413 and stores nothing', async () => {
     const rawJson = { blob: 'x'.repeat(1024 * 1024) };
-    const res = await call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-10-06', hrv: 50, rawJson } });
+    const res = await call(server.url, 'POST', '/api/wellness', {
+      token,
+      body: { date: '2026-10-06', hrv: 50, rawJson },
+    });
     expect(res.status).toBe(413);
     expect(asProblem(res.body).code).toBe('payload_too_large');
     const list = await sdk().wellness.listWellness({ query: { from: '2026-10-06', to: '2026-10-06' } });
@@ -187,7 +196,7 @@ describe('GET /api/wellness', () => {
       const res = await sdk().wellness.listWellness({
         query: { from: '2026-09-01', to: '2026-09-05', limit: 2, ...(cursor ? { cursor } : {}) },
       });
-      if (res.status !== 200) throw new Error(`status ${res.status}`);
+      if (res.status !== 200) throw new Error(`status ${String(res.status)}`);
       seen.push(...res.body.items.map((item) => item.date));
       cursor = res.body.nextCursor ?? undefined;
       pages += 1;
@@ -218,11 +227,21 @@ describe('GET /api/wellness', () => {
     const other = await makeUser(server.db);
     const otherToken = (await mintToken(server.db, other, { scopes: ['health:read', 'health:write'] })).token;
     await call(server.url, 'POST', '/api/wellness', { token: otherToken, body: { date: '2026-08-15', hrv: 99 } });
-    const mine = await call<{ items: WellnessRecord[] }>(server.url, 'GET', '/api/wellness?from=2026-08-01&to=2026-08-31', { token });
+    const mine = await call<{ items: WellnessRecord[] }>(
+      server.url,
+      'GET',
+      '/api/wellness?from=2026-08-01&to=2026-08-31',
+      { token },
+    );
     expect(mine.body.items).toEqual([]);
-    const theirs = await call<{ items: WellnessRecord[] }>(server.url, 'GET', '/api/wellness?from=2026-08-01&to=2026-08-31', {
-      token: otherToken,
-    });
+    const theirs = await call<{ items: WellnessRecord[] }>(
+      server.url,
+      'GET',
+      '/api/wellness?from=2026-08-01&to=2026-08-31',
+      {
+        token: otherToken,
+      },
+    );
     expect(theirs.body.items.map((item) => item.hrv)).toEqual([99]);
   });
 });
@@ -237,16 +256,32 @@ describe('wellness under concurrency', () => {
     const statuses = results.map((res) => res.status).sort();
     expect(statuses.filter((status) => status === 201)).toHaveLength(1);
     expect(statuses.filter((status) => status === 200)).toHaveLength(19);
-    const rows = await server.db.selectFrom('wellness').selectAll().where('userId', '=', athlete.id).where('date', '=', '2026-07-01').execute();
+    const rows = await server.db
+      .selectFrom('wellness')
+      .selectAll()
+      .where('userId', '=', athlete.id)
+      .where('date', '=', '2026-07-01')
+      .execute();
     expect(rows).toHaveLength(1);
   });
 
   it('concurrent updates of different fields both survive', async () => {
     await call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-07-02' } });
     const fields = ['hrv', 'restingHr', 'sleepSecs', 'weight', 'steps', 'stress', 'mood', 'fatigue'] as const;
-    const values = { hrv: 61, restingHr: 44, sleepSecs: 28_000, weight: 68.4, steps: 9000, stress: 20, mood: 4, fatigue: 2 };
+    const values = {
+      hrv: 61,
+      restingHr: 44,
+      sleepSecs: 28_000,
+      weight: 68.4,
+      steps: 9000,
+      stress: 20,
+      mood: 4,
+      fatigue: 2,
+    };
     await Promise.all(
-      fields.map((field) => call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-07-02', [field]: values[field] } })),
+      fields.map((field) =>
+        call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-07-02', [field]: values[field] } }),
+      ),
     );
     const list = await sdk().wellness.listWellness({ query: { from: '2026-07-02', to: '2026-07-02' } });
     if (list.status !== 200) throw new Error('list failed');

@@ -7,7 +7,7 @@ export function chromiumPath(): string {
     (candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0,
   );
   const found = candidates.find((candidate) => existsSync(candidate));
-  if (!found) throw new Error('Chromium not found: install Debian\'s `chromium` or set PACER_CHROMIUM');
+  if (!found) throw new Error("Chromium not found: install Debian's `chromium` or set PACER_CHROMIUM");
   return found;
 }
 

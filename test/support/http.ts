@@ -27,7 +27,8 @@ export async function call<T = unknown>(
   let body: string | Uint8Array | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined && options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
+  if (body !== undefined && options.contentType !== null)
+    headers['content-type'] = options.contentType ?? 'application/json';
   const response = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
   const text = await response.text();
   const type = response.headers.get('content-type') ?? '';

@@ -24,9 +24,12 @@ describe('secrets', () => {
 });
 
 describe('redirect URIs (RFC 6749 §3.1.2, RFC 8252 §7.3)', () => {
-  it.each(['https://app.example/cb', 'http://127.0.0.1:9000/cb', 'http://[::1]/cb', 'http://localhost/cb'])('accepts %s', (uri) => {
-    expect(redirectUriProblem(uri)).toBeUndefined();
-  });
+  it.each(['https://app.example/cb', 'http://127.0.0.1:9000/cb', 'http://[::1]/cb', 'http://localhost/cb'])(
+    'accepts %s',
+    (uri) => {
+      expect(redirectUriProblem(uri)).toBeUndefined();
+    },
+  );
   it.each([
     ['http://app.example/cb', 'https'],
     ['https://app.example/cb#frag', 'fragment'],

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../server/src/errors.ts';
 import { resolveDatePage } from '../../server/src/lib/date-range.ts';
-import { addDays, formatWithOffset, localDateOf, offsetMinutesOf, resolveLocalDate } from '../../server/src/lib/dates.ts';
+import {
+  addDays,
+  formatWithOffset,
+  localDateOf,
+  offsetMinutesOf,
+  resolveLocalDate,
+} from '../../server/src/lib/dates.ts';
 
 describe('calendar dates of the user (DESIGN.md §3 "Dates")', () => {
   it('keeps YYYY-MM-DD as it is', () => {
@@ -50,6 +56,8 @@ describe('date ranges for lists', () => {
 
   it('allows exactly 366 days and refuses 367', () => {
     expect(resolveDatePage({ from: '2024-01-01', to: '2024-12-31', limit: 50 }, 'UTC').to).toBe('2024-12-31');
-    expect(() => resolveDatePage({ from: '2024-01-01', to: '2025-01-01', limit: 50 }, 'UTC')).toThrow(/at most 366 days/);
+    expect(() => resolveDatePage({ from: '2024-01-01', to: '2025-01-01', limit: 50 }, 'UTC')).toThrow(
+      /at most 366 days/,
+    );
   });
 });

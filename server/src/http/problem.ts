@@ -1,7 +1,7 @@
 import type { Problem } from '@pacer/contract';
 import type { Response } from 'express';
 import type { z } from 'zod';
-import { AppError, ERROR_TITLES, formatIssuePath, type FieldError } from '../errors.ts';
+import { type AppError, ERROR_TITLES, formatIssuePath, type FieldError } from '../errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -25,7 +25,10 @@ export function toProblem(error: AppError, requestId: string | undefined): Probl
 export function sendProblem(res: Response, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   const requestId = typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined;
-  res.status(error.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(toProblem(error, requestId)));
+  res
+    .status(error.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(toProblem(error, requestId)));
 }
 
 /**

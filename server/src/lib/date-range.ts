@@ -26,7 +26,12 @@ export function resolveDatePage(query: DateRangeQuery, timeZone: string): DatePa
       errors: [{ path: 'to', message: `at most ${DATE_RANGE_MAX_DAYS} days after \`from\`` }],
     });
   }
-  return { from, to, after: query.cursor === undefined ? undefined : decodeDateCursor(query.cursor), limit: query.limit };
+  return {
+    from,
+    to,
+    after: query.cursor === undefined ? undefined : decodeDateCursor(query.cursor),
+    limit: query.limit,
+  };
 }
 
 /** Keyset cursor: the last date of the previous page, base64url so clients treat it as opaque. */
@@ -37,7 +42,13 @@ export function encodeDateCursor(lastDate: string): string {
 function decodeDateCursor(cursor: string): string {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (value && typeof value === 'object' && 'd' in value && typeof value.d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value.d)) {
+    if (
+      value &&
+      typeof value === 'object' &&
+      'd' in value &&
+      typeof value.d === 'string' &&
+      /^\d{4}-\d{2}-\d{2}$/.test(value.d)
+    ) {
       return value.d;
     }
   } catch {

@@ -12,9 +12,10 @@ export interface JobContext {
 }
 export type JobHandler<TPayload> = (payload: TPayload, context: JobContext) => Promise<void>;
 
-export interface QueueHandlerBinding<TPayload = never> {
+export interface QueueHandlerBinding<TPayload> {
   readonly queue: QueueDefinition<TPayload>;
-  readonly handle: JobHandler<TPayload>;
+  // Method syntax: a list of bindings holds handlers of different payload types.
+  handle(payload: TPayload, context: JobContext): Promise<void>;
 }
 
 /** Pairs a queue with its handler; the payload type must agree. */
@@ -77,11 +78,11 @@ export async function enqueue<TPayload>(
 /** Start one worker per bound queue; each job's payload is validated before its handler runs. */
 export async function startWorkers(
   boss: PgBoss,
-  bindings: readonly QueueHandlerBinding<any>[],
+  bindings: readonly QueueHandlerBinding<unknown>[],
   logger: Logger,
 ): Promise<void> {
   for (const binding of bindings) {
-    const { queue, handle } = binding as QueueHandlerBinding<unknown>;
+    const { queue } = binding;
     await boss.work(queue.name, queue.work, async (jobs: Job<object>[]) => {
       for (const job of jobs) {
         const jobLogger = logger.child({ queue: queue.name, jobId: job.id });
@@ -90,7 +91,7 @@ export async function startWorkers(
           jobLogger.error({ issues: parsed.error.issues }, 'job payload rejected');
           throw new Error(`invalid payload for ${queue.name}`);
         }
-        await handle(parsed.data, { logger: jobLogger, jobId: job.id });
+        await binding.handle(parsed.data, { logger: jobLogger, jobId: job.id });
       }
     });
   }

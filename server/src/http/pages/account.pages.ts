@@ -75,17 +75,17 @@ function loginPage(csrf: string, next: string, state: FormState): string {
   return page(
     'Sign in',
     html`<h1>Sign in to Pacer</h1>
-${state.error ? html`<p class="error" role="alert">${state.error}</p>` : undefined}
-<form method="post" action="/login">
-  <input type="hidden" name="_csrf" value="${csrf}">
-  <input type="hidden" name="next" value="${next}">
-  <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}">
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required>
-  <button type="submit">Sign in</button>
-</form>
-<nav>No account yet? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a></nav>`,
+      ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : undefined}
+      <form method="post" action="/login">
+        <input type="hidden" name="_csrf" value="${csrf}" />
+        <input type="hidden" name="next" value="${next}" />
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Sign in</button>
+      </form>
+      <nav>No account yet? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a></nav>`,
   );
 }
 
@@ -93,22 +93,22 @@ function signupPage(csrf: string, next: string, state: FormState): string {
   return page(
     'Create account',
     html`<h1>Create your Pacer account</h1>
-${state.error ? html`<p class="error" role="alert">${state.error}</p>` : undefined}
-<form method="post" action="/signup">
-  <input type="hidden" name="_csrf" value="${csrf}">
-  <input type="hidden" name="next" value="${next}">
-  <label for="name">Name</label>
-  <input id="name" name="name" type="text" autocomplete="name" value="${state.name ?? ''}">
-  ${fieldError(state, 'name')}
-  <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}">
-  ${fieldError(state, 'email')}
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>
-  ${fieldError(state, 'password')}
-  <button type="submit">Create account</button>
-</form>
-<nav>Already registered? <a href="/login?next=${encodeURIComponent(next)}">Sign in</a></nav>`,
+      ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : undefined}
+      <form method="post" action="/signup">
+        <input type="hidden" name="_csrf" value="${csrf}" />
+        <input type="hidden" name="next" value="${next}" />
+        <label for="name">Name</label>
+        <input id="name" name="name" type="text" autocomplete="name" value="${state.name ?? ''}" />
+        ${fieldError(state, 'name')}
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />
+        ${fieldError(state, 'email')}
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required />
+        ${fieldError(state, 'password')}
+        <button type="submit">Create account</button>
+      </form>
+      <nav>Already registered? <a href="/login?next=${encodeURIComponent(next)}">Sign in</a></nav>`,
   );
 }
 
@@ -116,18 +116,20 @@ function homePage(csrf: string, user: User | undefined): string {
   if (!user) {
     return page(
       'Pacer',
-      html`<h1>Pacer</h1><p>Your training data, for the apps and assistants you choose.</p>
-<nav><a href="/login">Sign in</a> · <a href="/signup">Create account</a> · <a href="/docs">API docs</a></nav>`,
+      html`<h1>Pacer</h1>
+        <p>Your training data, for the apps and assistants you choose.</p>
+        <nav><a href="/login">Sign in</a> · <a href="/signup">Create account</a> · <a href="/docs">API docs</a></nav>`,
     );
   }
   return page(
     'Pacer',
-    html`<h1>Pacer</h1><p>Signed in as <strong>${user.email}</strong>.</p>
-<form method="post" action="/logout">
-  <input type="hidden" name="_csrf" value="${csrf}">
-  <button type="submit">Sign out</button>
-</form>
-<nav><a href="/docs">API docs</a></nav>`,
+    html`<h1>Pacer</h1>
+      <p>Signed in as <strong>${user.email}</strong>.</p>
+      <form method="post" action="/logout">
+        <input type="hidden" name="_csrf" value="${csrf}" />
+        <button type="submit">Sign out</button>
+      </form>
+      <nav><a href="/docs">API docs</a></nav>`,
   );
 }
 
@@ -135,7 +137,13 @@ function forbiddenPage(res: Response): void {
   res
     .status(403)
     .type('html')
-    .send(page('Form expired', html`<h1>This form has expired</h1><p>Go back, reload the page and try again.</p>`));
+    .send(
+      page(
+        'Form expired',
+        html`<h1>This form has expired</h1>
+          <p>Go back, reload the page and try again.</p>`,
+      ),
+    );
 }
 
 export function accountPages(deps: PageDeps): Router {
@@ -149,7 +157,8 @@ export function accountPages(deps: PageDeps): Router {
     setCookie(res, SESSION_COOKIE, session.token, { secure, maxAgeMs: SESSION_TTL_MS });
     res.redirect(303, next);
   };
-  const nextOf = (req: Request) => safeNextPath((req.body as Record<string, unknown> | undefined)?.['next'] ?? req.query['next']);
+  const nextOf = (req: Request) =>
+    safeNextPath((req.body as Record<string, unknown> | undefined)?.['next'] ?? req.query['next']);
 
   router.get('/', (req, res) => {
     res.type('html').send(homePage(csrfTokenFor(req, res, secure), res.locals.sessionUser));
@@ -194,7 +203,8 @@ export function accountPages(deps: PageDeps): Router {
       const user = await createUser(deps.db, { email, password, name });
       await signIn(res, user, next);
     } catch (error) {
-      if (!(error instanceof AppError) || (error.code !== 'validation_failed' && error.code !== 'conflict')) throw error;
+      if (!(error instanceof AppError) || (error.code !== 'validation_failed' && error.code !== 'conflict'))
+        throw error;
       const fieldErrors = Object.fromEntries((error.errors ?? []).map((entry) => [entry.path, entry.message]));
       res
         .status(error.status)

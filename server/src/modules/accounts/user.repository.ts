@@ -47,6 +47,9 @@ export async function lockUserCreation(db: DbOrTrx): Promise<void> {
 }
 
 export async function countUsers(db: DbOrTrx): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }

@@ -7,7 +7,10 @@ import { isValidTimeZone } from '../../lib/dates.ts';
 import { countUsers, findUserByEmail, insertUser, lockUserCreation } from './user.repository.ts';
 
 export const NewAccountSchema = z.object({
-  email: z.email().max(254).transform((email) => email.trim()),
+  email: z
+    .email()
+    .max(254)
+    .transform((email) => email.trim()),
   password: z.string().min(8, 'must be at least 8 characters').max(1024),
   name: z.string().trim().min(1).max(200).optional(),
   timeZone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as Europe/Berlin').optional(),

@@ -61,7 +61,10 @@ export async function listNutritionDates(db: DbOrTrx, userId: string, window: Da
     .where('date', '>=', window.from)
     .where('date', '<=', window.to);
   if (window.after !== undefined) query = query.where('date', '>', window.after);
-  const rows = await query.orderBy('date').limit(window.limit + 1).execute();
+  const rows = await query
+    .orderBy('date')
+    .limit(window.limit + 1)
+    .execute();
   return rows.map((row) => row.date);
 }
 

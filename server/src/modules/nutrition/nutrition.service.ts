@@ -1,10 +1,4 @@
-import type {
-  DateRangeQuery,
-  NutritionDay,
-  NutritionItem,
-  NutritionLog,
-  NutritionUpsert,
-} from '@pacer/contract';
+import type { DateRangeQuery, NutritionDay, NutritionItem, NutritionLog, NutritionUpsert } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';

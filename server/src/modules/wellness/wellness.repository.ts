@@ -62,5 +62,8 @@ export async function listWellness(db: DbOrTrx, userId: string, window: DateWind
     .where('date', '>=', window.from)
     .where('date', '<=', window.to);
   if (window.after !== undefined) query = query.where('date', '>', window.after);
-  return query.orderBy('date').limit(window.limit + 1).execute();
+  return query
+    .orderBy('date')
+    .limit(window.limit + 1)
+    .execute();
 }
