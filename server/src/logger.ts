@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -23,10 +23,8 @@ const REDACT = [
   '*.clientSecret',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    base: { service: 'pacer' },
-    redact: { paths: REDACT, censor: '[redacted]' },
-  });
+/** JSON lines on stdout; `destination` lets tests read what would be written. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, base: { service: 'pacer' }, redact: { paths: REDACT, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }

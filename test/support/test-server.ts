@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
+import type { DestinationStream } from 'pino';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../server/src/config.ts';
 import type { Db } from '../../server/src/db/database.ts';
@@ -15,6 +16,8 @@ export interface TestServer {
   readonly runtime: Runtime;
   /** Connection URL of this server's own database. */
   readonly databaseUrl: string;
+  /** Name of this server's database. */
+  readonly database: string;
   stop(): Promise<void>;
 }
 
@@ -64,8 +67,19 @@ export async function freePort(): Promise<number> {
  * Start the real service (HTTP + pg-boss workers) in this test process on its
  * own cloned database and a free port. `env` overrides PACER_* variables.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const database = await cloneTemplateDatabase();
+export interface TestServerOptions {
+  /** Run on this existing database (e.g. a second process's) instead of a fresh clone. */
+  readonly database?: string;
+  /** Where log lines go (default: none, or stdout when PACER_TEST_LOG_LEVEL is set). */
+  readonly logDestination?: DestinationStream;
+}
+
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  const ownsDatabase = options.database === undefined;
+  const database = options.database ?? (await cloneTemplateDatabase());
   const databaseUrl = databaseUrlFor(database);
   const port = await freePort();
   const config = loadConfig({
@@ -77,16 +91,17 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     PACER_SHUTDOWN_TIMEOUT_MS: '2000',
     ...env,
   });
-  const runtime = await startRuntime(config, createLogger(config.logLevel));
+  const runtime = await startRuntime(config, createLogger(config.logLevel, options.logDestination));
   return {
     url: runtime.url ?? config.baseUrl,
     config,
     db: runtime.database.db,
     runtime,
     databaseUrl,
+    database,
     async stop() {
       await runtime.stop();
-      await dropDatabase(database);
+      if (ownsDatabase) await dropDatabase(database);
     },
   };
 }

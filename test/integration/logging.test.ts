@@ -1,0 +1,54 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
+import { call } from '../support/http.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+/** Every log line the server writes, parsed. */
+const lines: Record<string, unknown>[] = [];
+let raw = '';
+const capture = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    raw += chunk.toString();
+    for (const line of chunk.toString().split('\n').filter(Boolean))
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    done();
+  },
+});
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ PACER_LOG_LEVEL: 'info' }, { logDestination: capture });
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('request logging', () => {
+  it('logs each request with its request id and never a token, password or cookie', async () => {
+    const user = await makeUser(server.db);
+    const { token } = await mintToken(server.db, user, { scopes: ['health:write'] });
+    await call(server.url, 'POST', '/api/wellness?secret=query-secret', {
+      token,
+      body: { date: '2026-01-01', hrv: 40 },
+      headers: { 'x-request-id': 'trace-me-1', cookie: 'pacer_session=cookie-secret' },
+    });
+    const form = await fetch(`${server.url}/login`);
+    const csrf = /pacer_csrf=([^;]+)/.exec(form.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    await fetch(`${server.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `pacer_csrf=${csrf}` },
+      body: new URLSearchParams({ _csrf: csrf, email: user.email, password: TEST_PASSWORD }),
+      redirect: 'manual',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const traced = lines.find((line) => line['requestId'] === 'trace-me-1');
+    expect(traced).toMatchObject({ msg: 'request completed', res: { statusCode: 201 } });
+    expect(raw).not.toContain(token);
+    expect(raw).not.toContain(TEST_PASSWORD);
+    expect(raw).not.toContain('cookie-secret');
+    expect(raw).not.toContain('query-secret');
+    expect(raw).not.toContain(csrf);
+  });
+});
