@@ -1,17 +1,8 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { asProblem, call } from '../support/http.ts';
+import { runPacer, type CommandResult } from '../support/process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const NODE_ARGS = [
-  '--experimental-strip-types',
-  '--disable-warning=ExperimentalWarning',
-  '--conditions=pacer-source',
-  'server/src/main.ts',
-];
 
 let server: TestServer;
 
@@ -22,33 +13,17 @@ afterAll(async () => {
   await server.stop();
 });
 
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** `npm run pacer -- <args>` against this server's database. */
-function pacer(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: server.databaseUrl,
-        PACER_BASE_URL: server.config.baseUrl,
-        PACER_LOG_LEVEL: 'warn',
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+function pacer(...args: string[]): Promise<CommandResult> {
+  return runPacer(args, {
+    ...process.env,
+    DATABASE_URL: server.databaseUrl,
+    PACER_BASE_URL: server.config.baseUrl,
+    PACER_LOG_LEVEL: 'warn',
   });
 }
 
-const json = (result: CliResult) => JSON.parse(result.stdout) as Record<string, unknown>;
+const json = (result: CommandResult) => JSON.parse(result.stdout) as Record<string, unknown>;
 
 describe('operator CLI', () => {
   it('user:create makes the first user an admin and later ones plain users', async () => {

@@ -1,23 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { exited, runPacer, spawnPacer } from '../support/process.ts';
 import { freePort } from '../support/test-server.ts';
 
 /**
  * The operator's view: `npm start`'s entry point as a real child process with
  * DATABASE_URL unset, so it runs its own embedded PostgreSQL.
  */
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const MAIN = path.join(ROOT, 'server/src/main.ts');
-const NODE_ARGS = [
-  '--experimental-strip-types',
-  '--disable-warning=ExperimentalWarning',
-  '--conditions=pacer-source',
-  MAIN,
-];
-
 interface Started {
   readonly child: ChildProcess;
   readonly url: string;
@@ -56,39 +48,22 @@ async function waitForReady(url: string, child: ChildProcess, timeoutMs = 30_000
 
 async function startServer(dataDir: string): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...NODE_ARGS, 'start'], {
-    env: embeddedEnv(dataDir, port),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, output } = spawnPacer(['start'], embeddedEnv(dataDir, port));
   children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   await waitForReady(url, child).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${output}`);
+    throw new Error(`${String(error)}\n${output()}`);
   });
-  return { child, url, output: () => output };
-}
-
-function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null)
-    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return { child, url, output };
 }
 
 /** Run an operator command beside a running server (it shares the server's embedded database). */
 async function cli(dataDir: string, args: string[]): Promise<Record<string, unknown>> {
-  const child = spawn(process.execPath, [...NODE_ARGS, ...args, '--json'], {
-    env: embeddedEnv(dataDir, 3000, { PACER_LOG_LEVEL: 'warn' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const { code } = await exited(child);
-  if (code !== 0) throw new Error(`${args.join(' ')} failed (${code}): ${stderr}`);
+  const { code, stdout, stderr } = await runPacer(
+    [...args, '--json'],
+    embeddedEnv(dataDir, 3000, { PACER_LOG_LEVEL: 'warn' }),
+  );
+  if (code !== 0) throw new Error(`${args.join(' ')} failed (${String(code)}): ${stderr}`);
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
@@ -178,14 +153,10 @@ describe('start-up', () => {
 
   it('refuses a wrong configuration value with a message naming the variable', async () => {
     const dataDir = await tempDir();
-    const child = spawn(process.execPath, [...NODE_ARGS, 'start'], {
-      env: embeddedEnv(dataDir, 1, { PACER_PORT: 'eighty', PACER_ROLE: 'everything' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const { code } = await exited(child);
+    const { code, stderr } = await runPacer(
+      ['start'],
+      embeddedEnv(dataDir, 1, { PACER_PORT: 'eighty', PACER_ROLE: 'everything' }),
+    );
     expect(code).toBe(2);
     expect(stderr).toContain('PACER_PORT="eighty"');
     expect(stderr).toContain('PACER_ROLE="everything"');
