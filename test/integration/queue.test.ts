@@ -67,9 +67,7 @@ describe('queue contracts (pg-boss)', () => {
   });
 
   it('refuses a payload the queue contract does not accept, before anything is stored', async () => {
-    await expect(
-      enqueue(server.runtime.boss, server.db, purgeExpiredQueue, { graceDays: -3 }),
-    ).rejects.toThrow();
+    await expect(enqueue(server.runtime.boss, server.db, purgeExpiredQueue, { graceDays: -3 })).rejects.toThrow();
   });
 
   it('installs the hourly purge schedule', async () => {

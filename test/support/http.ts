@@ -10,7 +10,7 @@ export interface RequestOptions {
   readonly token?: string;
   readonly body?: unknown;
   /** Sent verbatim instead of JSON-encoding `body`. */
-  readonly rawBody?: string | Uint8Array;
+  readonly rawBody?: string;
   readonly contentType?: string | null;
   readonly headers?: Record<string, string>;
 }
@@ -24,7 +24,7 @@ export async function call<T = unknown>(
 ): Promise<JsonResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers['authorization'] = `Bearer ${options.token}`;
-  let body: string | Uint8Array | undefined;
+  let body: string | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined && options.contentType !== null)

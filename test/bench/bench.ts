@@ -1,0 +1,817 @@
+/**
+ * `npm run bench`: a measurement, not a test. It never fails on a missed
+ * target; it prints what it measured.
+ *
+ * 1. Startup: the real server as a child process with an embedded PostgreSQL
+ *    (DATABASE_URL unset) on a fresh temp data dir, spawn → first 200 from
+ *    /readyz; SIGTERM; again on the same (now existing) data dir.
+ * 2. Throughput on one PostgreSQL: a fresh `pacer_bench_*` database on
+ *    DATABASE_URL when it is set (dropped at the end), else the embedded one
+ *    from step 1.
+ *    (a) autocannon, POST /api/wellness, distinct dates per request;
+ *    (b) the same single-row upsert straight through `pg` (Pool of 10, 10 loops).
+ * 3. A human-readable summary, then one JSON line with every figure.
+ *
+ * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
+ * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
+const MAIN = path.join(ROOT, 'server/src/main.ts');
+
+const DURATION_S = positiveNumber('PACER_BENCH_DURATION', 10);
+const WARMUP_S = positiveNumber('PACER_BENCH_WARMUP', 3);
+const CONNECTIONS = positiveNumber('PACER_BENCH_CONNECTIONS', 10);
+const READY_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+const TARGETS = { emptyStartupMs: 10_000, existingStartupMs: 3_000, ratio: 0.6, httpP99Ms: 25 } as const;
+
+/**
+ * Each phase writes its own window of dates (day offsets from 2000-01-01, all
+ * valid calendar dates, the last in the 3090s), so every phase starts on rows it has
+ * not written: creates first, updates only if a phase wraps its window.
+ */
+const DATE_WINDOW_DAYS = 100_000;
+const PHASE_BASE = { httpWarmup: 0, http: 1, pgWarmup: 2, pg: 3 } as const;
+const DAY_MS = 86_400_000;
+const EPOCH_2000 = Date.UTC(2000, 0, 1);
+
+/** The statement Kysely builds in `upsertWellness` for a body with `hrv` and `restingHr`. */
+const UPSERT_SQL =
+  'insert into "wellness" ("user_id", "date", "hrv", "resting_hr") values ($1, $2, $3, $4) ' +
+  'on conflict ("user_id", "date") do update set "updated_at" = now(), "hrv" = "excluded"."hrv", "resting_hr" = "excluded"."resting_hr" ' +
+  'returning *, (xmax = 0) as "created"';
+
+function positiveNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function dateOf(phase: keyof typeof PHASE_BASE, n: number): string {
+  const offset = PHASE_BASE[phase] * DATE_WINDOW_DAYS + (n % DATE_WINDOW_DAYS);
+  return new Date(EPOCH_2000 + offset * DAY_MS).toISOString().slice(0, 10);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+// ---------------------------------------------------------------------------
+// Cleanup: children, orphaned embedded postgres, bench database, temp dirs.
+
+interface Cleanup {
+  readonly children: Set<ServerProcess>;
+  readonly tempDirs: Set<string>;
+  benchDatabase: { readonly adminUrl: string; readonly name: string } | undefined;
+}
+
+const cleanupState: Cleanup = { children: new Set(), tempDirs: new Set(), benchDatabase: undefined };
+let cleaning: Promise<void> | undefined;
+/** Set on SIGINT/SIGTERM: load loops stop and the main flow goes quiet while cleanup runs. */
+let interrupted = false;
+let runningCannon: autocannon.Instance | undefined;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A postmaster left running under one of our data dirs (its server was SIGKILLed): stop it by its pid. */
+async function stopOrphanPostmaster(dataDir: string): Promise<void> {
+  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 200 && isAlive(pid); i++) await sleep(50);
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const child of cleanupState.children) {
+      try {
+        await child.stop();
+      } catch (error) {
+        process.stderr.write(`bench cleanup: stopping server ${child.pid} failed: ${String(error)}\n`);
+      }
+    }
+    for (const dir of cleanupState.tempDirs) await stopOrphanPostmaster(dir).catch(() => undefined);
+    const bench = cleanupState.benchDatabase;
+    if (bench) {
+      const admin = new pg.Client({ connectionString: bench.adminUrl });
+      try {
+        await admin.connect();
+        await admin.query(`DROP DATABASE IF EXISTS "${bench.name}" WITH (FORCE)`);
+      } catch (error) {
+        process.stderr.write(`bench cleanup: could not drop database ${bench.name}: ${String(error)}\n`);
+      } finally {
+        await admin.end().catch(() => undefined);
+      }
+    }
+    for (const dir of cleanupState.tempDirs) await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  })();
+  return cleaning;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    runningCannon?.stop();
+    process.stderr.write(`\nbench: ${signal}, cleaning up...\n`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The server as a child process.
+
+interface ServerProcess {
+  readonly pid: number;
+  readonly url: string;
+  readonly spawnedAt: number;
+  /** Last lines of stdout/stderr, for error messages. */
+  readonly tail: string[];
+  /** `startupMs` from the server's own "Pacer is ready" log line (PACER_LOG_LEVEL=info only). */
+  readonly readyLogStartupMs: () => number | undefined;
+  readonly exited: () => boolean;
+  /** SIGTERM, wait for exit (SIGKILL after STOP_TIMEOUT_MS); ms from signal to exit. */
+  stop(): Promise<number>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
+      );
+    });
+  });
+}
+
+function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
+  if (!stream) return;
+  let buffer = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffer += chunk;
+    let index: number;
+    while ((index = buffer.indexOf('\n')) >= 0) {
+      onLine(buffer.slice(0, index));
+      buffer = buffer.slice(index + 1);
+    }
+  });
+  stream.on('end', () => {
+    if (buffer) onLine(buffer);
+  });
+}
+
+function spawnServer(env: NodeJS.ProcessEnv, port: number): ServerProcess {
+  if (interrupted) throw new Error('interrupted');
+  const spawnedAt = performance.now();
+  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined) throw new Error('could not spawn the server');
+  const tail: string[] = [];
+  let readyLogStartupMs: number | undefined;
+  const onLine = (line: string) => {
+    tail.push(line);
+    if (tail.length > 40) tail.shift();
+    if (line.includes('Pacer is ready')) {
+      try {
+        readyLogStartupMs = (JSON.parse(line) as { startupMs?: number }).startupMs;
+      } catch {
+        // not a JSON line
+      }
+    }
+  };
+  collectLines(child.stdout, onLine);
+  collectLines(child.stderr, onLine);
+  let exited = false;
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    });
+  });
+  let stopping: Promise<number> | undefined;
+  const server: ServerProcess = {
+    pid: child.pid,
+    url: `http://127.0.0.1:${port}`,
+    spawnedAt,
+    tail,
+    readyLogStartupMs: () => readyLogStartupMs,
+    exited: () => exited,
+    stop() {
+      stopping ??= (async () => {
+        const started = performance.now();
+        if (!exited) {
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+          await exit;
+          clearTimeout(timer);
+        }
+        cleanupState.children.delete(server);
+        return performance.now() - started;
+      })();
+      return stopping;
+    },
+  };
+  cleanupState.children.add(server);
+  return server;
+}
+
+function getStatus(url: string, timeoutMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { agent: false, timeout: timeoutMs }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+    request.on('error', reject);
+  });
+}
+
+/** Poll /readyz until it answers 200; ms from spawn. */
+async function waitReady(server: ServerProcess): Promise<number> {
+  const deadline = server.spawnedAt + READY_TIMEOUT_MS;
+  while (performance.now() < deadline) {
+    if (server.exited()) throw new Error(`the server exited before it was ready:\n${server.tail.join('\n')}`);
+    try {
+      if ((await getStatus(`${server.url}/readyz`, 2000)) === 200) return performance.now() - server.spawnedAt;
+    } catch {
+      // not listening yet
+    }
+    await sleep(10);
+  }
+  throw new Error(`the server was not ready after ${READY_TIMEOUT_MS} ms:\n${server.tail.join('\n')}`);
+}
+
+function serverEnv(options: {
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  logLevel: string;
+}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env['DATABASE_URL'];
+  for (const name of Object.keys(env)) if (name.startsWith('PACER_BENCH_')) delete env[name];
+  return {
+    ...env,
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    PACER_DATA_DIR: options.dataDir,
+    PACER_PORT: String(options.port),
+    PACER_HOST: '127.0.0.1',
+    PACER_BASE_URL: `http://127.0.0.1:${options.port}`,
+    PACER_LOG_LEVEL: options.logLevel,
+    PACER_ROLE: 'all',
+    // The bench measures the write path, not the limiter: one token and one IP must never be throttled.
+    PACER_RATE_LIMIT_PER_MINUTE: '1000000000',
+    PACER_RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+  };
+}
+
+/** `npm run pacer -- <args>`, run as the same node command npm runs; the last stdout line parsed as JSON. */
+function runCli<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    if (interrupted) throw new Error('interrupted');
+    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) {
+        reject(new Error(`pacer ${args[0]} exited with ${code}:\n${stderr}${stdout}`));
+        return;
+      }
+      const last = stdout.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(last) as T);
+      } catch {
+        reject(new Error(`pacer ${args[0]} printed no JSON:\n${stdout}${stderr}`));
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// CPU accounting (Linux /proc): who burns the cores during a phase.
+
+interface CpuSnapshot {
+  readonly at: number;
+  readonly machineBusy: number;
+  readonly machineTotal: number;
+  readonly server: number;
+  /** Ticks per PostgreSQL process: backends come and go (pools close idle connections), so deltas are taken per pid. */
+  readonly postgres: ReadonlyMap<string, number>;
+  readonly self: number;
+}
+
+/** Which PostgreSQL processes are ours: the postmaster's children serving our database, plus its background processes. */
+interface PostgresScope {
+  readonly postmasterPid: number;
+  readonly database: string;
+}
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+function procStat(pid: number | string): { ticks: number; ppid: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state), fields[1] the ppid; utime/stime are fields 14/15.
+    return { ticks: Number(fields[11]) + Number(fields[12]), ppid: Number(fields[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function postgresTicks(scope: PostgresScope | undefined): Map<string, number> {
+  const ticks = new Map<string, number>();
+  if (!scope) return ticks;
+  ticks.set(String(scope.postmasterPid), procStat(scope.postmasterPid)?.ticks ?? 0);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const proc = procStat(entry);
+    if (!proc || proc.ppid !== scope.postmasterPid) continue;
+    let title: string;
+    try {
+      title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue;
+    }
+    // Client backends read "postgres: [cluster:] user database host(port) state"; background processes have no client address.
+    if (!title.includes('(') || title.includes(` ${scope.database} `)) ticks.set(entry, proc.ticks);
+  }
+  return ticks;
+}
+
+function cpuSnapshot(serverPid: number, scope: PostgresScope | undefined): CpuSnapshot | undefined {
+  try {
+    const cpu = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(1).map(Number);
+    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+    const total = cpu.slice(0, 8).reduce((sum, value) => sum + value, 0);
+    const usage = process.cpuUsage();
+    return {
+      at: performance.now(),
+      machineBusy: total - idle,
+      machineTotal: total,
+      server: procStat(serverPid)?.ticks ?? 0,
+      postgres: postgresTicks(scope),
+      self: (usage.user + usage.system) / 1e6,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+interface CpuUse {
+  /** CPU-seconds per wall second (1.0 = one full core). */
+  readonly server: number;
+  readonly postgres: number;
+  readonly bench: number;
+  /** Everything else on the machine in the same window (other processes competing for the cores). */
+  readonly other: number;
+  readonly machineBusyPct: number;
+}
+
+function cpuUse(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined): CpuUse | undefined {
+  if (!before || !after) return undefined;
+  const wall = (after.at - before.at) / 1000;
+  const server = (after.server - before.server) / CLOCK_TICKS / wall;
+  let postgresTicksUsed = 0;
+  // A process gone by `after` was idle long enough for its pool to close it: its share is lost, and small.
+  for (const [pid, ticks] of after.postgres) postgresTicksUsed += ticks - (before.postgres.get(pid) ?? 0);
+  const postgres = postgresTicksUsed / CLOCK_TICKS / wall;
+  const bench = (after.self - before.self) / wall;
+  const busyShare = (after.machineBusy - before.machineBusy) / Math.max(1, after.machineTotal - before.machineTotal);
+  const busyCores = busyShare * os.cpus().length;
+  return {
+    server: round(server),
+    postgres: round(postgres),
+    bench: round(bench),
+    other: round(Math.max(0, busyCores - server - postgres - bench)),
+    machineBusyPct: round(100 * busyShare, 1),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Latency statistics from raw samples (ms, float).
+
+interface LatencyStats {
+  readonly count: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+function stats(samples: number[]): LatencyStats {
+  const sorted = Float64Array.from(samples).sort();
+  const at = (q: number) =>
+    sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
+  const sum = sorted.reduce((total, value) => total + value, 0);
+  return {
+    count: sorted.length,
+    mean: round(sorted.length ? sum / sorted.length : 0),
+    p50: round(at(0.5)),
+    p90: round(at(0.9)),
+    p99: round(at(0.99)),
+    max: round(sorted.at(-1) ?? 0),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// (a) HTTP through autocannon.
+
+interface HttpResult {
+  readonly requests: number;
+  readonly durationS: number;
+  readonly rps: number;
+  /** From each response's own time (float ms). */
+  readonly latency: LatencyStats;
+  /** autocannon's own figures (its latency histogram is whole milliseconds), for reference. */
+  readonly autocannon: { readonly p50: number; readonly p99: number; readonly rpsAverage: number };
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly statusCodes: Record<string, number>;
+  readonly cpu: CpuUse | undefined;
+}
+
+async function runAutocannon(
+  url: string,
+  token: string,
+  phase: 'httpWarmup' | 'http',
+  durationS: number,
+  serverPid: number,
+  scope: PostgresScope | undefined,
+): Promise<HttpResult> {
+  let n = 0;
+  const samples: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let finish: (result: autocannon.Result) => void = () => undefined;
+  let fail: (error: unknown) => void = () => undefined;
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  const before = cpuSnapshot(serverPid, scope);
+  const instance = autocannon(
+    {
+      url,
+      connections: CONNECTIONS,
+      pipelining: 1,
+      duration: durationS,
+      timeout: 10,
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/wellness',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          setupRequest: (request) => {
+            const i = n++;
+            request.body = JSON.stringify({ date: dateOf(phase, i), hrv: 40 + (i % 60), restingHr: 40 + (i % 30) });
+            return request;
+          },
+        },
+      ],
+    },
+    (error: unknown, result: autocannon.Result) => (error ? fail(error) : finish(result)),
+  );
+  runningCannon = instance;
+  instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    samples.push(responseTime);
+    statusCodes[statusCode] = (statusCodes[statusCode] ?? 0) + 1;
+  });
+  const result = await done.finally(() => (runningCannon = undefined));
+  const after = cpuSnapshot(serverPid, scope);
+  const wallS = before && after ? (after.at - before.at) / 1000 : result.duration;
+  return {
+    requests: samples.length,
+    durationS: round(wallS),
+    rps: round(samples.length / wallS, 1),
+    latency: stats(samples),
+    autocannon: { p50: result.latency.p50, p99: result.latency.p99, rpsAverage: result.requests.average },
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    cpu: cpuUse(before, after),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// (b) The same upsert straight through pg.
+
+interface PgResult {
+  readonly ops: number;
+  readonly durationS: number;
+  readonly opsPerSec: number;
+  readonly latency: LatencyStats;
+  readonly created: number;
+  readonly updated: number;
+  readonly cpu: CpuUse | undefined;
+}
+
+async function runPg(
+  pool: pg.Pool,
+  userId: string,
+  phase: 'pgWarmup' | 'pg',
+  durationS: number,
+  serverPid: number,
+  scope: PostgresScope | undefined,
+): Promise<PgResult> {
+  let n = 0;
+  let created = 0;
+  const samples: number[] = [];
+  const before = cpuSnapshot(serverPid, scope);
+  const started = performance.now();
+  const end = started + durationS * 1000;
+  const loop = async () => {
+    while (performance.now() < end && !interrupted) {
+      const i = n++;
+      const t0 = performance.now();
+      const result = await pool.query<{ created: boolean }>(UPSERT_SQL, [
+        userId,
+        dateOf(phase, i),
+        40 + (i % 60),
+        40 + (i % 30),
+      ]);
+      samples.push(performance.now() - t0);
+      if (result.rows[0]?.created) created++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
+  const after = cpuSnapshot(serverPid, scope);
+  const wallS = (performance.now() - started) / 1000;
+  return {
+    ops: samples.length,
+    durationS: round(wallS),
+    opsPerSec: round(samples.length / wallS, 1),
+    latency: stats(samples),
+    created,
+    updated: samples.length - created,
+    cpu: cpuUse(before, after),
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+interface StartupRun {
+  readonly readyMs: number;
+  /** The server's own measure from `start()` to listening; the rest is node boot, imports and polling. */
+  readonly inProcessMs: number | undefined;
+  readonly stopMs: number;
+}
+
+async function measureStartup(dataDir: string): Promise<StartupRun> {
+  const port = await freePort();
+  const server = spawnServer(serverEnv({ port, dataDir, databaseUrl: undefined, logLevel: 'info' }), port);
+  const readyMs = await waitReady(server);
+  // The ready line is logged right after listen; give the pipe a moment.
+  for (let i = 0; i < 50 && server.readyLogStartupMs() === undefined; i++) await sleep(10);
+  const inProcessMs = server.readyLogStartupMs();
+  const stopMs = await server.stop();
+  return { readyMs: round(readyMs, 0), inProcessMs, stopMs: round(stopMs, 0) };
+}
+
+/** The postmaster (parent of our backend) and database name when PostgreSQL runs on this machine; else no postgres CPU figures. */
+async function postgresScope(pool: pg.Pool): Promise<PostgresScope | undefined> {
+  const { rows } = await pool.query<{ pid: number; database: string }>(
+    'SELECT pg_backend_pid() AS pid, current_database() AS database',
+  );
+  const row = rows[0];
+  const backend = row ? procStat(row.pid) : undefined;
+  return row && backend ? { postmasterPid: backend.ppid, database: row.database } : undefined;
+}
+
+function embeddedUrl(dataDir: string): string {
+  const credentials = JSON.parse(readFileSync(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as {
+    user: string;
+    password: string;
+  };
+  const owner = JSON.parse(readFileSync(path.join(dataDir, 'postgres-owner.json'), 'utf8')) as { port: number };
+  return `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${owner.port}/pacer`;
+}
+
+function redactUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
+
+const mark = (ok: boolean) => (ok ? 'OK  ' : 'MISS');
+
+function cpuLine(cpu: CpuUse | undefined): string {
+  if (!cpu) return 'n/a';
+  return `server ${cpu.server} + postgres ${cpu.postgres} + bench ${cpu.bench} + other processes ${cpu.other} cores (machine ${cpu.machineBusyPct}% busy of ${os.cpus().length} CPUs)`;
+}
+
+async function main(): Promise<void> {
+  const log = (line: string) => {
+    if (!interrupted) process.stdout.write(`${line}\n`);
+  };
+  const externalUrl = process.env['DATABASE_URL'] || undefined;
+  log(
+    `Pacer bench: node ${process.version}, ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+  );
+  log(
+    `load average before the run: ${os
+      .loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}`,
+  );
+
+  // 1. Startup.
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pacer-bench-'));
+  cleanupState.tempDirs.add(dataDir);
+  log(`\n[1] startup, embedded PostgreSQL in ${dataDir}`);
+  const empty = await measureStartup(dataDir);
+  log(
+    `    empty data dir:    ${empty.readyMs} ms to /readyz 200 (server's own startupMs ${empty.inProcessMs ?? '?'}), stop ${empty.stopMs} ms`,
+  );
+  const existing = await measureStartup(dataDir);
+  log(
+    `    existing data dir: ${existing.readyMs} ms to /readyz 200 (server's own startupMs ${existing.inProcessMs ?? '?'}), stop ${existing.stopMs} ms`,
+  );
+
+  // 2. Throughput.
+  let databaseUrl: string | undefined;
+  if (externalUrl) {
+    const name = `pacer_bench_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: externalUrl });
+    await admin.connect();
+    try {
+      cleanupState.benchDatabase = { adminUrl: externalUrl, name };
+      await admin.query(`CREATE DATABASE "${name}"`);
+    } finally {
+      await admin.end();
+    }
+    const url = new URL(externalUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+  }
+  const port = await freePort();
+  const env = serverEnv({ port, dataDir, databaseUrl, logLevel: 'warn' });
+  log(
+    `\n[2] throughput on ${databaseUrl ? `DATABASE_URL ${redactUrl(databaseUrl)} (fresh database)` : 'the embedded PostgreSQL from step 1'}`,
+  );
+  const server = spawnServer(env, port);
+  const readyMs = await waitReady(server);
+  log(`    server ready in ${round(readyMs, 0)} ms (PACER_LOG_LEVEL=warn, pid ${server.pid})`);
+
+  const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
+  const user = await runCli<{ id: string }>(env, [
+    'user:create',
+    `--email=${email}`,
+    `--password=${randomBytes(12).toString('hex')}`,
+    '--json',
+  ]);
+  const token = await runCli<{ access_token: string }>(env, [
+    'token:create',
+    '--email',
+    email,
+    '--scope',
+    'health:write health:read',
+    '--expires-in',
+    '7200',
+    '--json',
+  ]);
+  log(`    user ${user.id}, token issued through the CLI`);
+
+  const probe = await fetch(`${server.url}/api/wellness`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ date: '1999-12-31', hrv: 55, restingHr: 48 }),
+  });
+  const probeBody = await probe.text();
+  if (probe.status !== 201 && probe.status !== 200)
+    throw new Error(`probe POST /api/wellness answered ${probe.status}: ${probeBody}`);
+
+  const pgUrl = databaseUrl ?? embeddedUrl(dataDir);
+  const pool = new pg.Pool({ connectionString: pgUrl, max: CONNECTIONS });
+  let httpRun: HttpResult;
+  let pgRun: PgResult;
+  try {
+    const scope = await postgresScope(pool);
+    log(`    (a) HTTP: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
+    await runAutocannon(server.url, token.access_token, 'httpWarmup', WARMUP_S, server.pid, scope);
+    httpRun = await runAutocannon(server.url, token.access_token, 'http', DURATION_S, server.pid, scope);
+    log(
+      `        ${httpRun.rps} req/s, p50 ${httpRun.latency.p50} ms, p99 ${httpRun.latency.p99} ms, non-2xx ${httpRun.non2xx}, errors ${httpRun.errors}`,
+    );
+    log(`    (b) pg: Pool of ${CONNECTIONS}, ${CONNECTIONS} loops, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
+    await runPg(pool, user.id, 'pgWarmup', WARMUP_S, server.pid, scope);
+    pgRun = await runPg(pool, user.id, 'pg', DURATION_S, server.pid, scope);
+    log(`        ${pgRun.opsPerSec} ops/s, p50 ${pgRun.latency.p50} ms, p99 ${pgRun.latency.p99} ms`);
+  } finally {
+    await pool.end();
+  }
+  const stopMs = await server.stop();
+
+  // 3. Summary.
+  const ratio = round(httpRun.rps / pgRun.opsPerSec, 3);
+  const created = httpRun.statusCodes['201'] ?? 0;
+  const updated = httpRun.statusCodes['200'] ?? 0;
+  log(
+    [
+      '',
+      '================================ Pacer bench summary ================================',
+      'Startup (embedded PostgreSQL, spawn → first 200 from /readyz)',
+      `  [${mark(empty.readyMs < TARGETS.emptyStartupMs)}] empty data dir     ${String(empty.readyMs).padStart(7)} ms   (target < ${TARGETS.emptyStartupMs} ms)`,
+      `  [${mark(existing.readyMs < TARGETS.existingStartupMs)}] existing data dir  ${String(existing.readyMs).padStart(7)} ms   (target < ${TARGETS.existingStartupMs} ms)`,
+      `Throughput on ${databaseUrl ? 'DATABASE_URL (fresh bench database)' : 'embedded PostgreSQL'}, ${CONNECTIONS} concurrent, ${DURATION_S} s after ${WARMUP_S} s warm-up`,
+      `  (a) POST /api/wellness ${String(httpRun.rps).padStart(9)} req/s   p50 ${httpRun.latency.p50} ms   p99 ${httpRun.latency.p99} ms   non-2xx ${httpRun.non2xx}   (${httpRun.requests} requests: ${created} created, ${updated} updated)`,
+      `      CPU: ${cpuLine(httpRun.cpu)}`,
+      `  (b) pg upsert          ${String(pgRun.opsPerSec).padStart(9)} ops/s   p50 ${pgRun.latency.p50} ms   p99 ${pgRun.latency.p99} ms   (${pgRun.ops} ops: ${pgRun.created} created, ${pgRun.updated} updated)`,
+      `      CPU: ${cpuLine(pgRun.cpu)}`,
+      `  [${mark(ratio >= TARGETS.ratio)}] ratio (a)/(b)      ${ratio}   (target ≥ ${TARGETS.ratio})`,
+      `  [${mark(httpRun.latency.p99 <= TARGETS.httpP99Ms)}] p99 of (a)         ${httpRun.latency.p99} ms   (target ≤ ${TARGETS.httpP99Ms} ms)`,
+      `  [${mark(httpRun.non2xx === 0 && httpRun.errors === 0)}] non-2xx / errors   ${httpRun.non2xx} / ${httpRun.errors}   (must be 0)`,
+      '=====================================================================================',
+    ].join('\n'),
+  );
+
+  log(
+    JSON.stringify({
+      bench: 'pacer',
+      at: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      loadAverage: os.loadavg().map((value) => round(value)),
+      database: databaseUrl ? 'external' : 'embedded',
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      warmupS: WARMUP_S,
+      startup: {
+        emptyDataDirMs: empty.readyMs,
+        emptyDataDirInProcessMs: empty.inProcessMs,
+        existingDataDirMs: existing.readyMs,
+        existingDataDirInProcessMs: existing.inProcessMs,
+        stopMs: [empty.stopMs, existing.stopMs],
+        throughputServerReadyMs: round(readyMs, 0),
+        throughputServerStopMs: round(stopMs, 0),
+      },
+      http: httpRun,
+      pg: pgRun,
+      ratio,
+      targets: {
+        emptyStartup: empty.readyMs < TARGETS.emptyStartupMs,
+        existingStartup: existing.readyMs < TARGETS.existingStartupMs,
+        ratio: ratio >= TARGETS.ratio,
+        httpP99: httpRun.latency.p99 <= TARGETS.httpP99Ms,
+        non2xxZero: httpRun.non2xx === 0,
+      },
+    }),
+  );
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  if (!interrupted)
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  exitCode = 1;
+} finally {
+  await cleanup();
+}
+process.exit(interrupted ? 130 : exitCode);
