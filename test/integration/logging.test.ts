@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { call } from '../support/http.ts';
@@ -50,5 +51,24 @@ describe('request logging', () => {
     expect(raw).not.toContain('cookie-secret');
     expect(raw).not.toContain('query-secret');
     expect(raw).not.toContain(csrf);
+  });
+
+  it('logs an unexpected failure with its request id and stack, and answers without them', async () => {
+    const user = await makeUser(server.db);
+    const { token } = await mintToken(server.db, user, { scopes: ['health:write'] });
+    await sql`ALTER TABLE wellness RENAME TO wellness_moved`.execute(server.db);
+    try {
+      const res = await call(server.url, 'POST', '/api/wellness', {
+        token,
+        body: { date: '2026-01-02', hrv: 41 },
+        headers: { 'x-request-id': 'broken-1' },
+      });
+      expect(res.status).toBe(500);
+    } finally {
+      await sql`ALTER TABLE wellness_moved RENAME TO wellness`.execute(server.db);
+    }
+    const logged = lines.find((line) => line['msg'] === 'unhandled error' && line['requestId'] === 'broken-1');
+    expect(logged?.['level']).toBe(50);
+    expect(JSON.stringify(logged?.['err'])).toContain('wellness');
   });
 });

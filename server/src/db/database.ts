@@ -1,4 +1,14 @@
-import { CamelCasePlugin, Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { createHash } from 'node:crypto';
+import {
+  CamelCasePlugin,
+  Kysely,
+  PostgresDialect,
+  sql,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type RawBuilder,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './tables.ts';
 
@@ -27,9 +37,60 @@ export function createPool(options: CreateDbOptions): pg.Pool {
   });
 }
 
+/**
+ * Hot queries run as named prepared statements: PostgreSQL then plans them
+ * once per connection instead of on every call (planning the bearer-token
+ * join cost more than running it). A repository opts a query in by ending it
+ * with `preparedStatement('name')`; only queries whose SQL text is the same on
+ * every call should, so the number of statements per connection stays small.
+ */
+const PREPARED_PREFIX = '/* prepared:';
+/** label -> the SQL text it was first seen with, and the statement name. */
+const statements = new Map<string, { text: string; name: string }>();
+
+function statementNameOf(text: string): string | undefined {
+  if (!text.endsWith(' */')) return undefined;
+  const start = text.lastIndexOf(PREPARED_PREFIX);
+  if (start < 0) return undefined;
+  const label = text.slice(start + PREPARED_PREFIX.length, -3);
+  const known = statements.get(label);
+  if (known?.text === text) return known.name;
+  // A label meant for one constant statement; should it ever cover a second
+  // text, the hash keeps the names apart (PostgreSQL requires unique names).
+  const name = `${label}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`;
+  if (!known) statements.set(label, { text, name });
+  return name;
+}
+
+export function preparedStatement(name: string): RawBuilder<unknown> {
+  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`bad prepared statement name ${name}`);
+  return sql.raw(`/* prepared:${name} */`);
+}
+
+function withPreparedStatements(pool: pg.Pool): PostgresPool {
+  return {
+    options: pool.options,
+    end: () => pool.end(),
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      const query = (textOrCursor: unknown, parameters?: readonly unknown[]) => {
+        if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
+        const name = statementNameOf(textOrCursor);
+        const values = parameters ? [...parameters] : [];
+        return name ? client.query({ name, text: textOrCursor, values }) : client.query(textOrCursor, values);
+      };
+      return {
+        // One implementation for both of Kysely's overloads (SQL text, or a cursor).
+        query: query as unknown as PostgresPoolClient['query'],
+        release: (destroy?: boolean) => client.release(destroy),
+      };
+    },
+  };
+}
+
 export function createDb(pool: pg.Pool): Db {
   return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }),
     // maintainNestedObjectKeys: stored raw JSON keeps the caller's keys as sent.
     plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
   });

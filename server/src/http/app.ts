@@ -14,7 +14,7 @@ import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { jsonBody } from './json-body.ts';
 import { servedOpenApiDocument } from './openapi.ts';
 import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts';
-import { requestLogger } from './request-context.ts';
+import { requestContext } from './request-context.ts';
 import { sql } from 'kysely';
 
 export interface AppDeps {
@@ -27,12 +27,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(requestLogger(deps.logger));
-  app.use((req, res, next) => {
-    // genReqId (request-context.ts) always returns a string.
-    res.locals.requestId = req.id as string;
-    next();
-  });
+  app.use(requestContext(deps.logger));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -63,7 +63,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     else if (error instanceof RequestValidationError) appError = fromValidation(error);
     else if (error instanceof Error) appError = fromBodyParser(error);
     if (!appError) {
-      (req.log ?? logger).error({ err: error }, 'unhandled error');
+      logger.error(
+        { err: error, requestId: res.locals.requestId, method: req.method, path: req.path },
+        'unhandled error',
+      );
       appError = new AppError(
         'internal_error',
         'Something went wrong on our side. Quote the request id when reporting it.',

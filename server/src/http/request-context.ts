@@ -1,23 +1,45 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../logger.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** The caller's `X-Request-Id` when it is a sane token, otherwise a new UUID; echoed back. */
+function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
 /**
- * pino-http with a request id per request: the caller's `X-Request-Id` when it
- * is a sane token, otherwise a new UUID; echoed back in `X-Request-Id`.
+ * A request id per request (`res.locals.requestId`, `X-Request-Id`) and, when
+ * the level logs them, one pino-http line per request. Above `info` nothing
+ * per request would be written, so pino-http's per-request work (a child
+ * logger and a finish listener per request) is skipped.
  */
-export function requestLogger(logger: Logger) {
+export function requestContext(logger: Logger): RequestHandler {
+  if (!logger.isLevelEnabled('info')) {
+    return (req, res, next) => {
+      res.locals.requestId = assignRequestId(req, res);
+      next();
+    };
+  }
+  const httpLogger = requestLogger(logger);
+  return (req, res, next) => {
+    httpLogger(req, res);
+    // genReqId (below) always returns a string.
+    res.locals.requestId = req.id as string;
+    next();
+  };
+}
+
+function requestLogger(logger: Logger) {
   return pinoHttp({
     logger,
-    genReqId(req: IncomingMessage, res: ServerResponse) {
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
+    genReqId: assignRequestId,
     customProps(req) {
       return { requestId: req.id };
     },

@@ -1,4 +1,5 @@
-import type { DbOrTrx } from '../../db/database.ts';
+import { CompiledQuery } from 'kysely';
+import { preparedStatement, type DbOrTrx } from '../../db/database.ts';
 
 export interface GrantInsert {
   readonly clientId: string;
@@ -47,28 +48,40 @@ export interface AccessTokenRecord {
   readonly userTimeZone: string;
 }
 
+function accessTokenLookup(db: DbOrTrx, tokenHash: string) {
+  return (
+    db
+      .selectFrom('oauthAccessTokens as t')
+      .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
+      .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+      .innerJoin('users as u', 'u.id', 'g.userId')
+      .select([
+        't.id as tokenId',
+        't.grantId',
+        't.scopes',
+        't.resource',
+        't.expiresAt',
+        't.revokedAt as tokenRevokedAt',
+        'g.revokedAt as grantRevokedAt',
+        'c.clientId',
+        'u.id as userId',
+        'u.active as userActive',
+        'u.role as userRole',
+        'u.timeZone as userTimeZone',
+      ])
+      .where('t.tokenHash', '=', tokenHash)
+      // Runs on every authenticated request: plan it once per connection.
+      .modifyEnd(preparedStatement('find_access_token'))
+  );
+}
+
+/** The lookup's SQL never changes, only its one parameter: compile it once. */
+let compiledLookup: CompiledQuery<AccessTokenRecord> | undefined;
+
 export async function findAccessTokenByHash(db: DbOrTrx, tokenHash: string): Promise<AccessTokenRecord | undefined> {
-  return db
-    .selectFrom('oauthAccessTokens as t')
-    .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
-    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
-    .innerJoin('users as u', 'u.id', 'g.userId')
-    .select([
-      't.id as tokenId',
-      't.grantId',
-      't.scopes',
-      't.resource',
-      't.expiresAt',
-      't.revokedAt as tokenRevokedAt',
-      'g.revokedAt as grantRevokedAt',
-      'c.clientId',
-      'u.id as userId',
-      'u.active as userActive',
-      'u.role as userRole',
-      'u.timeZone as userTimeZone',
-    ])
-    .where('t.tokenHash', '=', tokenHash)
-    .executeTakeFirst();
+  compiledLookup ??= accessTokenLookup(db, '').compile();
+  const result = await db.executeQuery<AccessTokenRecord>(CompiledQuery.raw(compiledLookup.sql, [tokenHash]));
+  return result.rows[0];
 }
 
 export async function deleteTokensExpiredBefore(db: DbOrTrx, before: Date): Promise<number> {
