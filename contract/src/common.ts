@@ -23,6 +23,23 @@ export const SCOPES = [
   'offline_access',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** Scope families MCP tokens may carry (specification §5.3, DESIGN.md §3 "Scopes"). */
+const MCP_SCOPE_FAMILIES = [
+  'profile',
+  'workout',
+  'health',
+  'nutrition',
+  'planning',
+  'analysis',
+  'memory',
+  'recommendations',
+];
+
+/** The MCP allowlist: every scope of those families, plus `offline_access`. */
+export const MCP_SCOPES: readonly Scope[] = SCOPES.filter(
+  (scope) => scope === 'offline_access' || MCP_SCOPE_FAMILIES.includes(scope.split(':')[0] ?? ''),
+);
 export const ScopeSchema = z.enum(SCOPES);
 
 /** Route metadata read by the server's bearer-auth middleware and the OpenAPI generator. */

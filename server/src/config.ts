@@ -44,6 +44,7 @@ const EnvSchema = z.object({
   PACER_RATE_LIMIT_PER_MINUTE: perMinute(600),
   PACER_RATE_LIMIT_IP_PER_MINUTE: perMinute(1200),
   PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),
+  PACER_DCR_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(20),
   PACER_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   PACER_MCP_ENABLED: flag(true),
   PACER_MCP_READ_ENABLED: flag(true),
@@ -72,7 +73,14 @@ export interface Config {
   /** 0 = refresh tokens never expire. */
   readonly refreshTokenTtlSecs: number;
   readonly maxUploadBytes: number;
-  readonly rateLimits: { readonly perToken: number; readonly perIp: number; readonly uploads: number };
+  /** Requests per window; 0 = off. */
+  readonly rateLimits: {
+    readonly perToken: number;
+    readonly perIp: number;
+    readonly uploads: number;
+    /** Dynamic client registrations per IP per hour (RFC 7591 endpoint). */
+    readonly dcrRegistrationsPerHour: number;
+  };
   readonly shutdownTimeoutMs: number;
   readonly secureCookies: boolean;
   readonly mcp: {
@@ -126,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perToken: e.PACER_RATE_LIMIT_PER_MINUTE,
       perIp: e.PACER_RATE_LIMIT_IP_PER_MINUTE,
       uploads: e.PACER_RATE_LIMIT_UPLOADS_PER_MINUTE,
+      dcrRegistrationsPerHour: e.PACER_DCR_RATE_LIMIT_PER_HOUR,
     },
     shutdownTimeoutMs: e.PACER_SHUTDOWN_TIMEOUT_MS,
     secureCookies: baseUrl.startsWith('https://'),

@@ -87,6 +87,25 @@ describe('bearer authentication on REST routes', () => {
     expect(asProblem(res.body).detail).toContain('/mcp');
   });
 
+  it('records when a grant was last used', async () => {
+    const { token, grantId } = await mintToken(server.db, athlete, { scopes: ['health:write'] });
+    expect((await upsert(token)).status).toBeLessThan(300);
+    let grant = await server.db
+      .selectFrom('oauthGrants')
+      .select('lastUsedAt')
+      .where('id', '=', grantId)
+      .executeTakeFirstOrThrow();
+    for (let attempt = 0; attempt < 50 && !grant.lastUsedAt; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      grant = await server.db
+        .selectFrom('oauthGrants')
+        .select('lastUsedAt')
+        .where('id', '=', grantId)
+        .executeTakeFirstOrThrow();
+    }
+    expect(grant.lastUsedAt).toBeInstanceOf(Date);
+  });
+
   it('a token bound to the REST resource itself is accepted', async () => {
     const { token } = await mintToken(server.db, athlete, {
       scopes: ['health:write'],

@@ -57,6 +57,11 @@ export interface OauthClientsTable {
   redirectUris: string[];
   scopes: string[];
   webhookSecretHash: string | null;
+  /**
+   * DCR clients only: hash of the normalized redirect-URI set; registrations
+   * with the same set share the client (unique where `kind = 'dcr'`).
+   */
+  redirectSetKey: string | null;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
 }
@@ -82,6 +87,8 @@ export interface OauthAccessTokensTable {
   expiresAt: Timestamp;
   createdAt: DefaultedTimestamp;
   revokedAt: Timestamp | null;
+  /** The refresh token issued with this access token, if any. */
+  refreshTokenId: string | null;
 }
 
 export interface OauthRefreshTokensTable {
@@ -94,6 +101,35 @@ export interface OauthRefreshTokensTable {
   createdAt: DefaultedTimestamp;
   rotatedAt: Timestamp | null;
   revokedAt: Timestamp | null;
+  /** The token this one was rotated into. */
+  replacedBy: string | null;
+}
+
+export interface OauthAuthorizationCodesTable {
+  id: Generated<string>;
+  /** SHA-256 (hex) of the code. */
+  codeHash: string;
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  scopes: string[];
+  resource: string | null;
+  codeChallenge: string;
+  codeChallengeMethod: string;
+  expiresAt: Timestamp;
+  createdAt: DefaultedTimestamp;
+  consumedAt: Timestamp | null;
+  grantId: string | null;
+}
+
+export interface OauthConsentsTable {
+  userId: string;
+  clientId: string;
+  /** '' for the REST resource. */
+  resource: string;
+  scopes: string[];
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
 }
 
 export interface WellnessTable {
@@ -160,6 +196,14 @@ export interface NutritionItemsTable {
   absorptionType: AbsorptionType;
 }
 
+/** One fixed-window counter per key (e.g. DCR registrations per IP), shared by every process. */
+export interface RateLimitCountersTable {
+  key: string;
+  count: number;
+  windowStartedAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -167,9 +211,12 @@ export interface Database {
   oauthGrants: OauthGrantsTable;
   oauthAccessTokens: OauthAccessTokensTable;
   oauthRefreshTokens: OauthRefreshTokensTable;
+  oauthAuthorizationCodes: OauthAuthorizationCodesTable;
+  oauthConsents: OauthConsentsTable;
   wellness: WellnessTable;
   nutritionLogs: NutritionLogsTable;
   nutritionItems: NutritionItemsTable;
+  rateLimitCounters: RateLimitCountersTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -12,8 +12,13 @@ import { purgeExpiredQueue } from '../queue/queues.ts';
 import { restBearerAuth } from './bearer-auth.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { jsonBody } from './json-body.ts';
+import { discoveryRouter } from './oauth/discovery.router.ts';
+import { oauthRouter } from './oauth/oauth.router.ts';
+import { registrationRouter } from './oauth/registration.router.ts';
 import { servedOpenApiDocument } from './openapi.ts';
 import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts';
+import { developerPages } from './pages/developer.pages.ts';
+import { settingsPages } from './pages/settings.pages.ts';
 import { requestContext } from './request-context.ts';
 import { sql } from 'kysely';
 
@@ -48,6 +53,10 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
 
+  app.use(discoveryRouter(deps));
+  app.use(registrationRouter(deps));
+  app.use(oauthRouter(deps));
+
   createExpressEndpoints(
     contract,
     {
@@ -64,7 +73,7 @@ export function createApp(deps: AppDeps): Express {
     },
   );
 
-  app.use(pageHeaders, loadSession(deps), accountPages(deps));
+  app.use(pageHeaders, loadSession(deps), accountPages(deps), settingsPages(deps), developerPages(deps));
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

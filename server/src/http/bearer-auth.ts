@@ -3,7 +3,8 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
-import { checkAccessToken, type TokenPrincipal } from '../modules/oauth/token.service.ts';
+import type { Logger } from '../logger.ts';
+import { checkAccessToken, noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
@@ -48,6 +49,7 @@ export function bearerChallenge(options: ChallengeOptions): string {
 export interface BearerAuthDeps {
   readonly config: Config;
   readonly db: Db;
+  readonly logger: Logger;
 }
 
 /**
@@ -125,6 +127,9 @@ export function restBearerAuth(deps: BearerAuthDeps): RequestHandler {
           return;
         }
         res.locals.principal = principal;
+        noteGrantUse(deps.db, principal.grantId, (error) =>
+          deps.logger.warn({ err: error }, 'could not record grant use'),
+        );
         next();
       },
       (error: unknown) => next(error),

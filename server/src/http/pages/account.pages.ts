@@ -133,24 +133,11 @@ function homePage(csrf: string, user: User | undefined): string {
   );
 }
 
-function forbiddenPage(res: Response): void {
-  res
-    .status(403)
-    .type('html')
-    .send(
-      page(
-        'Form expired',
-        html`<h1>This form has expired</h1>
-          <p>Go back, reload the page and try again.</p>`,
-      ),
-    );
-}
-
 export function accountPages(deps: PageDeps): Router {
   const router = Router();
   const secure = deps.config.secureCookies;
   const form = express.urlencoded({ extended: false, limit: '16kb' });
-  const csrf = requireCsrf((_req, res) => forbiddenPage(res));
+  const csrf = requireCsrf();
 
   const signIn = async (res: Response, user: User, next: string) => {
     const session = await startSession(deps.db, user.id);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
+import { html, page } from './html.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { CSRF_COOKIE, readCookie, setCookie } from './cookies.ts';
 
@@ -17,7 +18,8 @@ export function csrfTokenFor(req: Request, res: Response, secure: boolean): stri
   return token;
 }
 
-export function requireCsrf(onFailure: RequestHandler): RequestHandler {
+/** A POST without the matching token gets a 403 "form expired" page. */
+export function requireCsrf(): RequestHandler {
   return (req, res, next) => {
     const cookie = readCookie(req, CSRF_COOKIE);
     const field = (req.body as Record<string, unknown> | undefined)?.['_csrf'];
@@ -25,6 +27,9 @@ export function requireCsrf(onFailure: RequestHandler): RequestHandler {
       next();
       return;
     }
-    onFailure(req, res, next);
+    res
+      .status(403)
+      .type('html')
+      .send(page('Form expired', html`<h1>This form has expired</h1><p>Go back, reload the page and try again.</p>`));
   };
 }

@@ -60,3 +60,11 @@ export function page(title: string, body: SafeHtml): string {
       </body>
     </html>`.value;
 }
+
+/** The 404 page of the signed-in pages: never says whether the thing exists for someone else. */
+export function notFoundPage(message: string, back: { href: string; label: string }): string {
+  return page(
+    'Not found',
+    html`<h1>Not found</h1><p>${message}</p><nav><a href="${back.href}">${back.label}</a></nav>`,
+  );
+}

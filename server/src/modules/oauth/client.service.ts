@@ -1,10 +1,19 @@
 import { SCOPES, type Scope } from '@pacer/contract';
 import type { Db, DbOrTrx } from '../../db/database.ts';
-import type { OauthClient } from '../../db/tables.ts';
+import type { OauthClient, User } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
-import { findUserByEmail, findFirstAdmin } from '../accounts/user.repository.ts';
-import { findDeveloperClient, insertClient, insertDeveloperClientIfMissing, listClients } from './client.repository.ts';
+import { findFirstAdmin, findUserByEmail, findUserById } from '../accounts/user.repository.ts';
+import {
+  deleteClientOwnedBy,
+  findClientOwnedBy,
+  findDeveloperClient,
+  insertClient,
+  insertDeveloperClientIfMissing,
+  listClients,
+  listClientsOwnedBy,
+  updateClientSecretHash,
+} from './client.repository.ts';
 import { redirectUriProblem } from './redirect-uri.ts';
 
 export interface CreateAppOptions {
@@ -13,7 +22,9 @@ export interface CreateAppOptions {
   /** Scopes the app may ask for; all known scopes when empty. */
   readonly scopes: readonly string[];
   readonly isPublic: boolean;
-  /** Owner's e-mail; the first admin when absent. */
+  /** Owner's user id (the developer portal); takes precedence over `ownerEmail`. */
+  readonly ownerUserId?: string | undefined;
+  /** Owner's e-mail; the first admin when neither this nor `ownerUserId` is given. */
   readonly ownerEmail?: string | undefined;
 }
 
@@ -54,13 +65,7 @@ export async function createApp(db: Db, options: CreateAppOptions): Promise<Crea
   const requested = parseScopes(options.scopes);
   const scopes = requested.length > 0 ? requested : [...SCOPES];
 
-  const owner = options.ownerEmail ? await findUserByEmail(db, options.ownerEmail) : await findFirstAdmin(db);
-  if (!owner) {
-    throw new AppError(
-      'not_found',
-      options.ownerEmail ? `No user with e-mail ${options.ownerEmail}.` : 'No admin user exists yet; create one first.',
-    );
-  }
+  const owner = await findOwner(db, options);
   const clientSecret = options.isPublic ? undefined : generateSecret('pcs_');
   const webhookSecret = generateSecret('pwh_');
   const client = await insertClient(db, {
@@ -84,6 +89,22 @@ export async function createApp(db: Db, options: CreateAppOptions): Promise<Crea
     isPublic: client.isPublic,
     ownerUserId: owner.id,
   };
+}
+
+async function findOwner(db: Db, options: CreateAppOptions): Promise<User> {
+  if (options.ownerUserId) {
+    const user = await findUserById(db, options.ownerUserId);
+    if (!user) throw new AppError('not_found', `No user with id ${options.ownerUserId}.`);
+    return user;
+  }
+  if (options.ownerEmail) {
+    const user = await findUserByEmail(db, options.ownerEmail);
+    if (!user) throw new AppError('not_found', `No user with e-mail ${options.ownerEmail}.`);
+    return user;
+  }
+  const admin = await findFirstAdmin(db);
+  if (!admin) throw new AppError('not_found', 'No admin user exists yet; create one first.');
+  return admin;
 }
 
 export function generateClientId(): string {
@@ -114,4 +135,43 @@ export async function ensureDeveloperClient(db: DbOrTrx, userId: string): Promis
 
 export async function listApps(db: Db): Promise<OauthClient[]> {
   return listClients(db, ['app', 'dcr']);
+}
+
+/** Identifies one app of one owner: every developer-portal action is scoped by both. */
+export interface OwnedAppOptions {
+  readonly ownerUserId: string;
+  /** Public client id. */
+  readonly clientId: string;
+}
+
+/** The apps a user registered (not their developer client, not DCR clients), oldest first. */
+export async function listAppsOwnedBy(db: Db, ownerUserId: string): Promise<OauthClient[]> {
+  return listClientsOwnedBy(db, ownerUserId, ['app']);
+}
+
+export interface RotatedClientSecret {
+  readonly clientId: string;
+  readonly name: string;
+  /** Shown once; only its hash is stored, so the old secret stops matching at once. */
+  readonly clientSecret: string;
+}
+
+/**
+ * Give a confidential app a new client secret. Another owner's app is "not
+ * found"; a public client has no secret to rotate (RFC 6749 §2.1).
+ */
+export async function rotateClientSecret(db: Db, options: OwnedAppOptions): Promise<RotatedClientSecret> {
+  const client = await findClientOwnedBy(db, options, ['app']);
+  if (!client) throw new AppError('not_found', 'No such app.');
+  if (client.isPublic) throw new AppError('conflict', 'A public client has no client secret to rotate.');
+  const clientSecret = generateSecret('pcs_');
+  if (!(await updateClientSecretHash(db, client.id, sha256Hex(clientSecret)))) {
+    throw new AppError('not_found', 'No such app.');
+  }
+  return { clientId: client.clientId, name: client.name, clientSecret };
+}
+
+/** Delete an app of the owner; its grants and tokens go with it (foreign keys cascade). */
+export async function deleteApp(db: Db, options: OwnedAppOptions): Promise<void> {
+  if (!(await deleteClientOwnedBy(db, options, ['app']))) throw new AppError('not_found', 'No such app.');
 }

@@ -22,3 +22,28 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
   return 'must use https (http only for loopback addresses)';
 }
+
+/**
+ * The registered redirect URI a request names, or `undefined`. Matching is by
+ * exact string (RFC 6749 §3.1.2.3, specification §5.4 rule 3), except that
+ * the port of an `http` loopback URI is ignored (RFC 8252 §7.3: native apps
+ * listen on an ephemeral port).
+ */
+export function matchRedirectUri(registered: readonly string[], requested: string): string | undefined {
+  if (registered.includes(requested)) return requested;
+  if (redirectUriProblem(requested) !== undefined) return undefined;
+  const url = new URL(requested);
+  if (url.protocol !== 'http:' || !isLoopbackHost(url.hostname)) return undefined;
+  const withoutPort = (value: URL) => `${value.protocol}//${value.hostname}${value.pathname}${value.search}`;
+  const key = withoutPort(url);
+  return registered.some((uri) => {
+    try {
+      const candidate = new URL(uri);
+      return candidate.protocol === 'http:' && isLoopbackHost(candidate.hostname) && withoutPort(candidate) === key;
+    } catch {
+      return false;
+    }
+  })
+    ? requested
+    : undefined;
+}

@@ -93,3 +93,137 @@ export async function deleteTokensExpiredBefore(db: DbOrTrx, before: Date): Prom
     .executeTakeFirst();
   return Number(access.numDeletedRows) + Number(refresh.numDeletedRows);
 }
+
+export interface RefreshTokenInsert {
+  readonly grantId: string;
+  readonly tokenHash: string;
+  readonly scopes: readonly string[];
+  readonly resource: string | null;
+  readonly expiresAt: Date | null;
+}
+
+export async function insertRefreshToken(db: DbOrTrx, token: RefreshTokenInsert): Promise<string> {
+  const row = await db
+    .insertInto('oauthRefreshTokens')
+    .values({ ...token, scopes: [...token.scopes] })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function linkAccessTokenToRefreshToken(db: DbOrTrx, accessTokenHash: string, refreshTokenId: string) {
+  await db.updateTable('oauthAccessTokens').set({ refreshTokenId }).where('tokenHash', '=', accessTokenHash).execute();
+}
+
+export async function findRefreshTokenByHash(db: DbOrTrx, tokenHash: string) {
+  return db
+    .selectFrom('oauthRefreshTokens as r')
+    .innerJoin('oauthGrants as g', 'g.id', 'r.grantId')
+    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+    .innerJoin('users as u', 'u.id', 'g.userId')
+    .selectAll('r')
+    .select([
+      'g.userId',
+      'g.revokedAt as grantRevokedAt',
+      'g.resource as grantResource',
+      'c.id as clientUuid',
+      'c.clientId as publicClientId',
+      'u.active as userActive',
+    ])
+    .where('r.tokenHash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Rotation: true only for the one caller that retired this token (concurrent refreshes: one wins). */
+export async function retireRefreshToken(db: DbOrTrx, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('oauthRefreshTokens')
+    .set({ rotatedAt: new Date() })
+    .where('id', '=', id)
+    .where('rotatedAt', 'is', null)
+    .where('revokedAt', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function setRefreshTokenReplacement(db: DbOrTrx, id: string, replacedBy: string): Promise<void> {
+  await db.updateTable('oauthRefreshTokens').set({ replacedBy }).where('id', '=', id).execute();
+}
+
+/** Revoke a grant and every access and refresh token issued under it. */
+export async function revokeGrantChain(db: DbOrTrx, grantId: string): Promise<void> {
+  const now = new Date();
+  await db
+    .updateTable('oauthGrants')
+    .set({ revokedAt: now })
+    .where('id', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .execute();
+  await db
+    .updateTable('oauthAccessTokens')
+    .set({ revokedAt: now })
+    .where('grantId', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .execute();
+  await db
+    .updateTable('oauthRefreshTokens')
+    .set({ revokedAt: now })
+    .where('grantId', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .execute();
+}
+
+/** The grant and owning client of an access or refresh token, by hash (revocation, introspection). */
+export async function findTokenByHash(db: DbOrTrx, tokenHash: string) {
+  const access = await db
+    .selectFrom('oauthAccessTokens as t')
+    .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
+    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+    .innerJoin('users as u', 'u.id', 'g.userId')
+    .select([
+      't.grantId',
+      't.scopes',
+      't.resource',
+      't.expiresAt',
+      't.createdAt',
+      't.revokedAt',
+      'g.revokedAt as grantRevokedAt',
+      'g.userId',
+      'c.clientId as publicClientId',
+      'u.active as userActive',
+    ])
+    .where('t.tokenHash', '=', tokenHash)
+    .executeTakeFirst();
+  if (access) return { kind: 'access_token' as const, ...access, rotatedAt: null };
+  const refresh = await db
+    .selectFrom('oauthRefreshTokens as t')
+    .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
+    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+    .innerJoin('users as u', 'u.id', 'g.userId')
+    .select([
+      't.grantId',
+      't.scopes',
+      't.resource',
+      't.expiresAt',
+      't.createdAt',
+      't.revokedAt',
+      't.rotatedAt',
+      'g.revokedAt as grantRevokedAt',
+      'g.userId',
+      'c.clientId as publicClientId',
+      'u.active as userActive',
+    ])
+    .where('t.tokenHash', '=', tokenHash)
+    .executeTakeFirst();
+  return refresh ? { kind: 'refresh_token' as const, ...refresh } : undefined;
+}
+
+/** Record that a grant was used, at most once a minute (the /settings page shows it). */
+export async function touchGrant(db: DbOrTrx, grantId: string): Promise<void> {
+  await db
+    .updateTable('oauthGrants')
+    .set({ lastUsedAt: new Date() })
+    .where('id', '=', grantId)
+    .where((eb) => eb.or([eb('lastUsedAt', 'is', null), eb('lastUsedAt', '<', new Date(Date.now() - 60_000))]))
+    .execute();
+}

@@ -4,7 +4,7 @@ import { AppError } from '../../errors.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import { findUserByEmail } from '../accounts/user.repository.ts';
 import { ensureDeveloperClient, parseScopes } from './client.service.ts';
-import { findAccessTokenByHash, insertAccessToken, insertGrant } from './token.repository.ts';
+import { findAccessTokenByHash, insertAccessToken, insertGrant, touchGrant } from './token.repository.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'pat_';
 
@@ -48,6 +48,22 @@ export async function checkAccessToken(db: Db, token: string): Promise<TokenChec
       resource: record.resource,
     },
   };
+}
+
+const GRANT_TOUCH_INTERVAL_MS = 60_000;
+/** When this process last recorded each grant's use: spares the database a write per request. */
+const lastTouched = new Map<string, number>();
+
+/**
+ * Note that a grant was used (for "last used" in /settings): at most one
+ * write per grant and minute from each process. Failures are only logged.
+ */
+export function noteGrantUse(db: Db, grantId: string, onError: (error: unknown) => void): void {
+  const now = Date.now();
+  if (now - (lastTouched.get(grantId) ?? 0) < GRANT_TOUCH_INTERVAL_MS) return;
+  lastTouched.set(grantId, now);
+  if (lastTouched.size > 10_000) lastTouched.clear();
+  touchGrant(db, grantId).catch(onError);
 }
 
 export interface IssueDeveloperTokenOptions {

@@ -1,0 +1,117 @@
+import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
+import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { MCP_SCOPES, SCOPES } from '@pacer/contract';
+import express, { type RequestHandler, type Router } from 'express';
+import type { Config } from '../../config.ts';
+
+/** RFC 8414 §3: the well-known URI suffix of authorization server metadata. */
+export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
+/** RFC 9728 §3: protected-resource metadata of the REST resource `{base}`. */
+export const REST_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+/** RFC 9728 §3.1: the resource's path (`/mcp`) appended to the well-known URI. */
+export const MCP_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
+
+/** Where `/api/oauth/register` lives (advertised only while DCR is enabled). */
+export const REGISTRATION_PATH = '/api/oauth/register';
+
+/** Discovery documents change only with configuration; clients may keep them a few minutes. */
+const DISCOVERY_MAX_AGE_SECS = 300;
+
+/**
+ * RFC 8414 §2 authorization server metadata. The issuer is the base URL with
+ * no trailing slash (DESIGN.md §3); RFC 8414 §3.3 requires clients to compare
+ * it with the URL they derived the metadata URL from, so it must be exact.
+ */
+export function authorizationServerMetadata(config: Config): OAuthMetadata {
+  const base = config.baseUrl;
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/api/oauth/authorize`,
+    token_endpoint: `${base}/api/oauth/token`,
+    revocation_endpoint: `${base}/api/oauth/revoke`,
+    introspection_endpoint: `${base}/api/oauth/introspect`,
+    userinfo_endpoint: `${base}/api/oauth/userinfo`,
+    ...(config.mcp.dcrEnabled ? { registration_endpoint: `${base}${REGISTRATION_PATH}` } : {}),
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    // RFC 8414 §2: the default is ["query", "fragment"]; codes only ever travel in the query.
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    // DESIGN.md §3: PKCE S256 for every client, `plain` refused.
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // RFC 7009 §2.1: a public client revokes its own tokens by sending its client_id.
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // RFC 7662 §2.1: introspection needs an authenticated (confidential) caller.
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // RFC 9207 §3: every authorization response carries `iss`.
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${base}/docs`,
+  };
+}
+
+/** RFC 9728 §2 metadata of the REST API, whose resource identifier is the base URL itself. */
+export function restResourceMetadata(config: Config): OAuthProtectedResourceMetadata {
+  return {
+    resource: config.baseUrl,
+    authorization_servers: [config.baseUrl],
+    scopes_supported: [...SCOPES],
+    // RFC 6750 §2.1 only: tokens in a query string or form body are not accepted.
+    bearer_methods_supported: ['header'],
+    resource_name: 'Pacer REST API',
+    resource_documentation: `${config.baseUrl}/docs`,
+  };
+}
+
+/** RFC 9728 §2 metadata of the MCP endpoint: tokens must be bound to exactly `{base}/mcp` (specification §5.4). */
+export function mcpResourceMetadata(config: Config): OAuthProtectedResourceMetadata {
+  return {
+    resource: config.mcpResource,
+    authorization_servers: [config.baseUrl],
+    scopes_supported: [...MCP_SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Pacer MCP',
+  };
+}
+
+/** The `resource_metadata` URL for challenges on `/mcp` (RFC 9728 §5.1). */
+export function mcpResourceMetadataUrl(config: Config): string {
+  return getOAuthProtectedResourceMetadataUrl(new URL(config.mcpResource));
+}
+
+const cacheBriefly: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' && req.path === '/')
+    res.setHeader('Cache-Control', `public, max-age=${DISCOVERY_MAX_AGE_SECS}`);
+  next();
+};
+
+/**
+ * The discovery documents: RFC 8414 authorization server metadata and one
+ * RFC 9728 document per protected resource (REST and, while MCP is enabled,
+ * `/mcp`).
+ *
+ * Why not the SDK's `mcpAuthMetadataRouter` (checked in 1.32.2): it builds the
+ * protected-resource document itself from `resourceServerUrl.href`, so the
+ * REST resource `{base}` would be advertised as `{base}/`, which is not the
+ * identifier tokens are bound to (RFC 9728 §3.3 requires them to be
+ * identical); it serves one resource per router and has no way to add
+ * `bearer_methods_supported`; and it throws at start-up for an `http` issuer
+ * other than localhost. So the documents are written here, and served with
+ * the SDK's `metadataHandler` (CORS for any origin so browser-based clients
+ * can read them, GET/OPTIONS only, 405 otherwise), as that router would.
+ */
+export function discoveryRouter(deps: { readonly config: Config }): Router {
+  const router = express.Router();
+  router.use(
+    AUTHORIZATION_SERVER_METADATA_PATH,
+    cacheBriefly,
+    metadataHandler(authorizationServerMetadata(deps.config)),
+  );
+  // The more specific path first: the REST document's mount also matches `…/mcp` as a prefix.
+  if (deps.config.mcp.enabled) {
+    router.use(MCP_RESOURCE_METADATA_PATH, cacheBriefly, metadataHandler(mcpResourceMetadata(deps.config)));
+  }
+  router.use(REST_RESOURCE_METADATA_PATH, cacheBriefly, metadataHandler(restResourceMetadata(deps.config)));
+  return router;
+}

@@ -1,0 +1,46 @@
+import express, { type RequestHandler } from 'express';
+import { OAuthProtocolError } from '../../modules/oauth/oauth-errors.ts';
+
+const parseForm = express.urlencoded({ extended: false, limit: '16kb' });
+const parseJson = express.json({ limit: '16kb' });
+
+/**
+ * OAuth endpoints take `application/x-www-form-urlencoded` (RFC 6749 §3.2)
+ * and, as the specification shows, `application/json`. Either way the body
+ * must be flat string fields; `res.locals.oauthBody` holds them.
+ */
+export const oauthBody: RequestHandler = (req, res, next) => {
+  const done = (error?: unknown) => {
+    if (error) {
+      next(new OAuthProtocolError('invalid_request', 'the body could not be parsed'));
+      return;
+    }
+    const body: unknown = req.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      next(new OAuthProtocolError('invalid_request', 'the body must be form fields or a JSON object'));
+      return;
+    }
+    const fields: Record<string, string> = {};
+    for (const [name, value] of Object.entries(body)) {
+      if (typeof value !== 'string') {
+        next(new OAuthProtocolError('invalid_request', `${name} must be a single string`));
+        return;
+      }
+      fields[name] = value;
+    }
+    res.locals.oauthBody = fields;
+    next();
+  };
+  if (req.is('application/x-www-form-urlencoded')) parseForm(req, res, done);
+  else if (req.is(['application/json', 'application/*+json'])) parseJson(req, res, done);
+  else next(new OAuthProtocolError('invalid_request', 'send application/x-www-form-urlencoded or application/json'));
+};
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
+  namespace Express {
+    interface Locals {
+      oauthBody?: Record<string, string>;
+    }
+  }
+}

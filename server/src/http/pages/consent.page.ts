@@ -1,0 +1,53 @@
+import type { Scope } from '@pacer/contract';
+import type { AuthorizationRequest } from '../../modules/oauth/authorization.service.ts';
+import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
+import { html, page } from './html.ts';
+
+/** The consent page (DESIGN.md §3): who asks, where you go back to, what each scope allows. */
+export function consentPage(request: AuthorizationRequest, csrf: string, mcpResource: string): string {
+  const host = new URL(request.redirectUri).host;
+  const hidden = {
+    client_id: request.client.clientId,
+    redirect_uri: request.redirectUri,
+    response_type: 'code',
+    scope: request.scopes.join(' '),
+    state: request.state,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: 'S256',
+    resource: request.resource ?? undefined,
+  };
+  const fields = Object.entries(hidden)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
+  const scopes = request.scopes.map(
+    (scope) => html`<li><strong>${SCOPE_DESCRIPTIONS[scope as Scope] ?? scope}</strong> <code>${scope}</code></li>`,
+  );
+  const via = request.resource === mcpResource ? 'through its AI assistant connection (MCP)' : undefined;
+  return page(
+    'Allow access',
+    html`<h1>Allow ${request.client.name} to use your Pacer data?</h1>
+      <p><strong>${request.client.name}</strong> ${via} asks for permission to:</p>
+      <ul>
+        ${scopes}
+      </ul>
+      <p>
+        After you choose, you go back to <strong>${host}</strong>. You can revoke access at any time in
+        <a href="/settings">Settings</a>.
+      </p>
+      <form method="post" action="/api/oauth/authorize">
+        <input type="hidden" name="_csrf" value="${csrf}" />
+        ${fields}
+        <button type="submit" name="decision" value="approve">Approve</button>
+        <button type="submit" name="decision" value="deny">Deny</button>
+      </form>`,
+  );
+}
+
+export function untrustedRequestPage(message: string): string {
+  return page(
+    'Request not valid',
+    html`<h1>This sign-in request is not valid</h1>
+      <p role="alert">${message}</p>
+      <p>Go back to the application and try again, or contact its developer.</p>`,
+  );
+}

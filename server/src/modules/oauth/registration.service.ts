@@ -1,0 +1,364 @@
+import { MCP_SCOPES, SCOPES } from '@pacer/contract';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import type { OauthClient, User } from '../../db/tables.ts';
+import { AppError, type AppErrorOptions, type ErrorCode } from '../../errors.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import type { Logger } from '../../logger.ts';
+import { findFirstAdmin, findUserByEmail, findUserById } from '../accounts/user.repository.ts';
+import { consumeRateLimit, type RateLimitResult, rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
+import { generateClientId } from './client.service.ts';
+import { appendRedirectUris, findDcrClientByRedirectSetKey, insertDcrClientIfMissing } from './client.repository.ts';
+import { isLoopbackHost, matchRedirectUri, redirectUriProblem } from './redirect-uri.ts';
+
+/** RFC 7591 §3.2.2 error codes, plus the two this endpoint adds for overload. */
+export type RegistrationErrorCode =
+  'invalid_redirect_uri' | 'invalid_client_metadata' | 'temporarily_unavailable' | 'too_many_requests';
+
+/** Each registration error's `AppError` code, which decides the HTTP status (errors.ts). */
+const APP_ERROR_CODES: Record<RegistrationErrorCode, ErrorCode> = {
+  invalid_redirect_uri: 'validation_failed',
+  invalid_client_metadata: 'validation_failed',
+  temporarily_unavailable: 'service_unavailable',
+  too_many_requests: 'rate_limited',
+};
+
+export interface RegistrationErrorOptions extends AppErrorOptions {
+  /** Overrides the status-deciding code (e.g. `payload_too_large` for an oversized body). */
+  readonly appCode?: ErrorCode;
+}
+
+/**
+ * A refused registration. It is an `AppError` (status from the one table);
+ * the registration endpoint answers it as RFC 7591 §3.2.2 JSON
+ * `{error, error_description}` instead of a problem document.
+ */
+export class RegistrationError extends AppError {
+  readonly registrationCode: RegistrationErrorCode;
+
+  constructor(code: RegistrationErrorCode, message: string, options: RegistrationErrorOptions = {}) {
+    super(options.appCode ?? APP_ERROR_CODES[code], message, options);
+    this.registrationCode = code;
+  }
+
+  toResponseObject(): { error: RegistrationErrorCode; error_description: string } {
+    return { error: this.registrationCode, error_description: this.message };
+  }
+}
+
+export const DCR_GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+export const DCR_RESPONSE_TYPES = ['code'] as const;
+const MAX_REDIRECT_URIS = 10;
+const MAX_CLIENT_NAME_LENGTH = 200;
+/** Spellings of one redirect set a shared client may collect (see `registerDynamicClient`). */
+const MAX_SHARED_REDIRECT_URIS = 50;
+const RATE_LIMIT_WINDOW_SECS = 3600;
+
+/** The metadata this server acts on; everything else a client sends is ignored (RFC 7591 §2). */
+export interface ClientMetadata {
+  /** Deduplicated, in the order sent. */
+  readonly redirectUris: readonly string[];
+  readonly clientName: string;
+}
+
+/** RFC 7591 §3.2.1 client information response. */
+export interface ClientInformationResponse {
+  readonly client_id: string;
+  readonly client_id_issued_at: number;
+  readonly client_name: string;
+  readonly redirect_uris: string[];
+  readonly grant_types: string[];
+  readonly response_types: string[];
+  readonly token_endpoint_auth_method: 'none';
+  readonly scope: string;
+}
+
+export interface RegisterDynamicClientOptions {
+  readonly config: Config;
+  /** The parsed JSON body, not yet validated. */
+  readonly metadata: unknown;
+  /** The caller's address: registrations are rate limited per IP. */
+  readonly clientIp: string;
+  readonly logger?: Logger | undefined;
+}
+
+export interface DynamicRegistration {
+  readonly response: ClientInformationResponse;
+  /** True when an existing shared client was returned instead of creating one. */
+  readonly reused: boolean;
+  /** Absent when the rate limit is off. */
+  readonly rateLimit: RateLimitResult | undefined;
+}
+
+/**
+ * Dynamic client registration (RFC 7591) for MCP clients. Clients are public
+ * (`token_endpoint_auth_method` `none`), may ask for the MCP allowlist only,
+ * and are shared: a registration whose normalized redirect-URI set equals an
+ * existing DCR client's gets that client back (specification §4.2,
+ * "Compatible redirect URIs reuse one shared MCP OAuth client application").
+ */
+export async function registerDynamicClient(
+  db: Db,
+  options: RegisterDynamicClientOptions,
+): Promise<DynamicRegistration> {
+  const rateLimit = await consumeRegistrationAllowance(db, options);
+  const metadata = parseClientMetadata(options.metadata);
+  const redirectSetKey = redirectSetKeyOf(metadata.redirectUris);
+
+  let client = await findDcrClientByRedirectSetKey(db, redirectSetKey);
+  let reused = client !== undefined;
+  if (!client) {
+    const owner = await resolveDcrOwner(db, options);
+    if (!owner) {
+      throw new RegistrationError(
+        'temporarily_unavailable',
+        'Client registration is not available yet: this server has no owner for registered clients. ' +
+          'An operator must create an admin user or set PACER_MCP_DCR_OWNER_USER_ID / PACER_MCP_DCR_OWNER_EMAIL.',
+      );
+    }
+    client = await insertDcrClientIfMissing(db, {
+      clientId: generateClientId(),
+      clientSecretHash: null,
+      name: metadata.clientName,
+      ownerUserId: owner.id,
+      kind: 'dcr',
+      isPublic: true,
+      redirectUris: [...metadata.redirectUris],
+      scopes: [...MCP_SCOPES],
+      webhookSecretHash: null,
+      redirectSetKey,
+    });
+    if (!client) {
+      // A concurrent registration of the same set won the unique index: share its client.
+      client = await findDcrClientByRedirectSetKey(db, redirectSetKey);
+      if (!client) throw new Error('DCR client vanished after a conflicting insert');
+      reused = true;
+    }
+  }
+  if (reused) client = await registerNewSpellings(db, client, metadata.redirectUris);
+
+  return {
+    reused,
+    rateLimit,
+    response: {
+      client_id: client.clientId,
+      client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+      client_name: client.name,
+      // Exactly what this client may send: each is now accepted at the authorize endpoint.
+      redirect_uris: [...metadata.redirectUris],
+      grant_types: [...DCR_GRANT_TYPES],
+      response_types: [...DCR_RESPONSE_TYPES],
+      token_endpoint_auth_method: 'none',
+      scope: client.scopes.join(' '),
+    },
+  };
+}
+
+/** Every registration attempt counts, refused ones included: the limit protects the endpoint. */
+async function consumeRegistrationAllowance(
+  db: Db,
+  options: RegisterDynamicClientOptions,
+): Promise<RateLimitResult | undefined> {
+  const limit = options.config.rateLimits.dcrRegistrationsPerHour;
+  if (limit === 0) return undefined;
+  const result = await consumeRateLimit(db, {
+    key: `dcr-register:ip:${options.clientIp}`,
+    limit,
+    windowSecs: RATE_LIMIT_WINDOW_SECS,
+  });
+  if (!result.allowed) {
+    throw new RegistrationError(
+      'too_many_requests',
+      `Too many client registrations from this address; try again in ${result.resetSecs} seconds.`,
+      { headers: rateLimitHeaders(result) },
+    );
+  }
+  return result;
+}
+
+/**
+ * A reused client was registered with one spelling of the set (say
+ * `https://App.example/cb`); this registration may use another
+ * (`https://app.example/cb`). The authorize endpoint compares redirect URIs
+ * exactly (RFC 6749 §3.1.2.3), so a spelling it would not accept is added to
+ * the shared client. Loopback URIs differing only in port already match
+ * (RFC 8252 §7.3) and are not added, so ephemeral ports do not pile up.
+ */
+async function registerNewSpellings(
+  db: Db,
+  client: OauthClient,
+  redirectUris: readonly string[],
+): Promise<OauthClient> {
+  const missing = redirectUris.filter((uri) => matchRedirectUri(client.redirectUris, uri) === undefined);
+  if (missing.length === 0) return client;
+  if (client.redirectUris.length + missing.length > MAX_SHARED_REDIRECT_URIS) {
+    throw new RegistrationError(
+      'invalid_redirect_uri',
+      'These redirect URIs are spelled differently from the ones already registered for this set; use those spellings.',
+    );
+  }
+  return appendRedirectUris(db, client.id, missing);
+}
+
+/**
+ * Owner of new DCR clients, in the specification §4.2 order: the
+ * `PACER_MCP_DCR_OWNER_USER_ID` user, the `PACER_MCP_DCR_OWNER_EMAIL` user,
+ * the first (active) admin. A setting naming no active user is skipped.
+ */
+export async function resolveDcrOwner(
+  db: Db,
+  options: Pick<RegisterDynamicClientOptions, 'config' | 'logger'>,
+): Promise<User | undefined> {
+  const { dcrOwnerUserId, dcrOwnerEmail } = options.config.mcp;
+  if (dcrOwnerUserId) {
+    const user = await findUserById(db, dcrOwnerUserId);
+    if (user?.active) return user;
+    options.logger?.warn(
+      { setting: 'PACER_MCP_DCR_OWNER_USER_ID' },
+      'the configured DCR owner is not an active user; trying the next choice',
+    );
+  }
+  if (dcrOwnerEmail) {
+    const user = await findUserByEmail(db, dcrOwnerEmail);
+    if (user?.active) return user;
+    options.logger?.warn(
+      { setting: 'PACER_MCP_DCR_OWNER_EMAIL' },
+      'the configured DCR owner is not an active user; trying the next choice',
+    );
+  }
+  return findFirstAdmin(db);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function metadataError(message: string): RegistrationError {
+  return new RegistrationError('invalid_client_metadata', message);
+}
+
+function redirectError(message: string): RegistrationError {
+  return new RegistrationError('invalid_redirect_uri', message);
+}
+
+/**
+ * Validate a registration request (RFC 7591 §2, §3.1). Fields this server
+ * does not understand are ignored, as §2 requires.
+ */
+export function parseClientMetadata(body: unknown): ClientMetadata {
+  if (!isObject(body)) throw metadataError('The request body must be a JSON object of client metadata.');
+  const redirectUris = parseRedirectUris(body['redirect_uris']);
+
+  const name = body['client_name'];
+  if (typeof name !== 'string') throw metadataError('client_name is required: a string naming the client.');
+  const clientName = name.trim();
+  if (clientName.length === 0 || clientName.length > MAX_CLIENT_NAME_LENGTH) {
+    throw metadataError(`client_name must be 1-${MAX_CLIENT_NAME_LENGTH} characters.`);
+  }
+
+  // RFC 7591 §2: omitted means `client_secret_basic`, but §3.2.1 lets the
+  // server substitute its own value; every DCR client here is public, so an
+  // omitted method is registered (and answered) as `none`.
+  const authMethod = body['token_endpoint_auth_method'];
+  if (authMethod !== undefined && authMethod !== 'none') {
+    throw metadataError(
+      'token_endpoint_auth_method must be "none": dynamically registered clients are public and use PKCE.',
+    );
+  }
+
+  const grantTypes = parseStringList(body['grant_types'], 'grant_types', DCR_GRANT_TYPES);
+  const responseTypes = parseStringList(body['response_types'], 'response_types', DCR_RESPONSE_TYPES);
+  // RFC 7591 §2.1: response type `code` needs grant type `authorization_code`.
+  if (grantTypes && !grantTypes.includes('authorization_code') && (responseTypes ?? ['code']).includes('code')) {
+    throw metadataError('grant_types must include "authorization_code" for response type "code" (RFC 7591 §2.1).');
+  }
+
+  parseScope(body['scope']);
+  return { redirectUris, clientName };
+}
+
+/**
+ * RFC 7591 §2: `redirect_uris` is required for the authorization-code grant.
+ * Each must be absolute and fragment-free (RFC 6749 §3.1.2), HTTPS unless it
+ * is a loopback address (RFC 8252 §7.3, specification §5.4 rule 3).
+ */
+function parseRedirectUris(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw redirectError('redirect_uris is required: a non-empty array of redirect URIs.');
+  }
+  if (value.length > MAX_REDIRECT_URIS) throw redirectError(`redirect_uris may hold at most ${MAX_REDIRECT_URIS}.`);
+  const uris: string[] = [];
+  for (const uri of value) {
+    if (typeof uri !== 'string') throw redirectError('Every redirect URI must be a string.');
+    // The URL parser trims and drops some characters; the authorize endpoint compares exact strings.
+    if (/[\s\p{Cc}]/u.test(uri)) throw redirectError(`${JSON.stringify(uri)} must not contain whitespace.`);
+    const problem = redirectUriProblem(uri);
+    if (problem) throw redirectError(`${uri} ${problem}.`);
+    if (!uris.includes(uri)) uris.push(uri);
+  }
+  return uris;
+}
+
+function parseStringList(value: unknown, field: string, allowed: readonly string[]): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    !value.every((entry): entry is string => typeof entry === 'string')
+  ) {
+    throw metadataError(`${field} must be a non-empty array of strings.`);
+  }
+  const unsupported = value.filter((entry) => !allowed.includes(entry));
+  if (unsupported.length > 0) {
+    throw metadataError(
+      `${field} ${unsupported.map((entry) => JSON.stringify(entry)).join(', ')} not supported; allowed: ${allowed.join(', ')}.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * RFC 7591 §2 `scope`: space-separated. Only known scopes of the MCP
+ * allowlist (specification §5.3, §5.4 rule 1) may be asked for.
+ */
+function parseScope(value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'string') throw metadataError('scope must be a space-separated string.');
+  const scopes = value.split(' ').filter((scope) => scope.length > 0);
+  const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (unknown.length > 0) throw metadataError(`Unknown scope: ${unknown.join(' ')}.`);
+  const outside = scopes.filter((scope) => !(MCP_SCOPES as readonly string[]).includes(scope));
+  if (outside.length > 0) throw metadataError(`Not allowed for MCP clients: ${outside.join(' ')}.`);
+}
+
+/** Scheme, then the authority up to the first `/`, `\`, `?` or `#` (WHATWG URL treats `\` as `/`). */
+const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/\\?#]*)/;
+
+/**
+ * One redirect URI as it counts for sharing a client: scheme and host
+ * lowercased (both are case-insensitive, RFC 3986 §6.2.2.1), a default port
+ * dropped, and the port of an `http` loopback URI dropped (RFC 8252 §7.3: the
+ * client picks an ephemeral port per run). Path and query stay verbatim:
+ * they are case-sensitive. Expects a URI that passed `redirectUriProblem`.
+ */
+export function normalizeRedirectUri(uri: string): string {
+  const match = SCHEME_AND_AUTHORITY.exec(uri);
+  if (!match) return uri;
+  const url = new URL(uri);
+  const authority = match[1] ?? '';
+  const at = authority.lastIndexOf('@');
+  const userinfo = at >= 0 ? authority.slice(0, at + 1) : '';
+  const loopback = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  const port = loopback || url.port === '' ? '' : `:${url.port}`;
+  return `${url.protocol}//${userinfo}${url.hostname}${port}${uri.slice(match[0].length)}`;
+}
+
+/** The normalized set, sorted and deduplicated: two registrations with equal sets share a client. */
+export function normalizeRedirectSet(uris: readonly string[]): string[] {
+  return [...new Set(uris.map(normalizeRedirectUri))].sort();
+}
+
+/** Stored key of a redirect set: a hash, since ten long URIs would not fit a B-tree index entry. */
+export function redirectSetKeyOf(uris: readonly string[]): string {
+  return sha256Hex(normalizeRedirectSet(uris).join('\n'));
+}

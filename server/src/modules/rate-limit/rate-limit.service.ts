@@ -1,0 +1,45 @@
+import type { DbOrTrx } from '../../db/database.ts';
+import { incrementCounter } from './rate-limit.repository.ts';
+
+export interface RateLimitOptions {
+  /** What is limited, e.g. `dcr:ip:203.0.113.7`. */
+  readonly key: string;
+  /** Hits allowed per window (at least 1; callers treat a configured 0 as "off" and skip the call). */
+  readonly limit: number;
+  readonly windowSecs: number;
+}
+
+export interface RateLimitResult {
+  readonly allowed: boolean;
+  /** Hits left in this window. */
+  readonly remaining: number;
+  /** Seconds until the window ends: the `Retry-After` of a refused hit. */
+  readonly resetSecs: number;
+  readonly limit: number;
+}
+
+/**
+ * A fixed-window limiter held in PostgreSQL, so every API process behind a
+ * load balancer counts against the same window (DESIGN.md §2: nothing another
+ * node needs is kept in memory). Every call counts, allowed or not.
+ */
+export async function consumeRateLimit(db: DbOrTrx, options: RateLimitOptions): Promise<RateLimitResult> {
+  if (!Number.isInteger(options.limit) || options.limit < 1) throw new Error('rate limit must be at least 1');
+  const hit = await incrementCounter(db, options.key, options.windowSecs);
+  return {
+    allowed: hit.count <= options.limit,
+    remaining: Math.max(0, options.limit - hit.count),
+    resetSecs: hit.resetSecs,
+    limit: options.limit,
+  };
+}
+
+/** `RateLimit-*` response headers (draft-ietf-httpapi-ratelimit-headers), plus `Retry-After` when refused. */
+export function rateLimitHeaders(result: RateLimitResult): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(result.limit),
+    'RateLimit-Remaining': String(result.remaining),
+    'RateLimit-Reset': String(result.resetSecs),
+    ...(result.allowed ? {} : { 'Retry-After': String(result.resetSecs) }),
+  };
+}

@@ -1,0 +1,515 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { discoverAuthorizationServerMetadata, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { MCP_SCOPES } from '@pacer/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../server/src/db/database.ts';
+import type { OauthClient, User } from '../../server/src/db/tables.ts';
+import { insertDcrClientIfMissing } from '../../server/src/modules/oauth/client.repository.ts';
+import { redirectSetKeyOf } from '../../server/src/modules/oauth/registration.service.ts';
+import { consumeRateLimit } from '../../server/src/modules/rate-limit/rate-limit.service.ts';
+import { makeUser } from '../support/factories.ts';
+import { asProblem, call, type JsonResponse } from '../support/http.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+/**
+ * RFC 7591 dynamic client registration at `POST /api/oauth/register`:
+ * - §2 client metadata: `redirect_uris`, `client_name`,
+ *   `token_endpoint_auth_method` (DCR clients are public: `none`),
+ *   `grant_types` / `response_types` and their §2.1 consistency, `scope`
+ *   (known scopes of the MCP allowlist, specification §5.3); metadata the
+ *   server does not understand is ignored;
+ * - §3.1 the JSON request;
+ * - §3.2.1 the 201 response with the registered metadata;
+ * - §3.2.2 the error response (`invalid_redirect_uri`,
+ *   `invalid_client_metadata`).
+ * Pacer's rules (specification §4.2, §5.4): one shared client per normalized
+ * redirect-URI set (loopback ports ignored, RFC 8252 §7.3), also under
+ * concurrent registrations; owner order (owner user id, owner e-mail, first
+ * admin) and 503 `temporarily_unavailable` without one; DCR disabled -> 404
+ * and no `registration_endpoint` in RFC 8414 metadata; a per-IP rate limit
+ * held in PostgreSQL, shared by two server processes.
+ */
+const REGISTER = '/api/oauth/register';
+
+interface Registration {
+  client_id: string;
+  client_id_issued_at: number;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: string;
+  scope: string;
+}
+interface RegistrationFailure {
+  error: string;
+  error_description: string;
+}
+
+const register = <T = Registration>(baseUrl: string, body: unknown): Promise<JsonResponse<T>> =>
+  call<T>(baseUrl, 'POST', REGISTER, { body });
+
+/** A redirect URI no other test uses, so each registration starts a new shared client. */
+const uniqueUri = (path = '/callback') => `https://app-${randomBytes(4).toString('hex')}.example${path}`;
+
+const dcrClients = (db: Db): Promise<OauthClient[]> =>
+  db.selectFrom('oauthClients').selectAll().where('kind', '=', 'dcr').execute();
+
+const clientById = (db: Db, clientId: string): Promise<OauthClient> =>
+  db.selectFrom('oauthClients').selectAll().where('clientId', '=', clientId).executeTakeFirstOrThrow();
+
+let server: TestServer;
+let admin: User;
+
+beforeAll(async () => {
+  // The rate limit has its own tests below; here every request comes from 127.0.0.1.
+  server = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '0' });
+  admin = await makeUser(server.db, { admin: true });
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('RFC 7591 registration of a public MCP client', () => {
+  it('§3.2.1: answers 201 with the registered metadata and stores a public DCR client with the MCP allowlist', async () => {
+    const redirectUri = uniqueUri();
+    const before = Math.floor(Date.now() / 1000);
+    const res = await register(server.url, { client_name: 'Claude', redirect_uris: [redirectUri] });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.body).toEqual({
+      client_id: expect.any(String),
+      client_id_issued_at: expect.any(Number),
+      client_name: 'Claude',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: MCP_SCOPES.join(' '),
+    });
+    expect(res.body.client_id_issued_at).toBeGreaterThanOrEqual(before - 5);
+    expect(() => OAuthClientInformationFullSchema.parse(res.body)).not.toThrow();
+
+    const stored = await clientById(server.db, res.body.client_id);
+    expect(stored).toMatchObject({
+      kind: 'dcr',
+      isPublic: true,
+      clientSecretHash: null,
+      name: 'Claude',
+      redirectUris: [redirectUri],
+      scopes: [...MCP_SCOPES],
+      ownerUserId: admin.id,
+    });
+  });
+
+  it('accepts the registration the MCP SDK client sends after discovery', async () => {
+    const metadata = await discoverAuthorizationServerMetadata(server.config.baseUrl);
+    const information = await registerClient(server.config.baseUrl, {
+      metadata,
+      clientMetadata: {
+        client_name: 'SDK client',
+        redirect_uris: ['http://localhost:33418/oauth/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+      scope: 'profile:read workout:read offline_access',
+    });
+    expect(information.client_id).toMatch(/^pc_/);
+    expect(information.client_secret).toBeUndefined();
+  });
+
+  it('§2: ignores metadata it does not understand', async () => {
+    const res = await register(server.url, {
+      client_name: 'Fancy client',
+      redirect_uris: [uniqueUri()],
+      logo_uri: 'https://fancy.example/logo.png',
+      software_id: 'fancy',
+      contacts: ['ops@fancy.example'],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).not.toHaveProperty('logo_uri');
+  });
+
+  it('§2: registers an omitted token_endpoint_auth_method as "none"', async () => {
+    const res = await register(server.url, { client_name: 'Quiet client', redirect_uris: [uniqueUri()] });
+    expect(res.status).toBe(201);
+    expect(res.body.token_endpoint_auth_method).toBe('none');
+  });
+
+  it.each(['http://127.0.0.1:8080/cb', 'http://[::1]:8080/cb', 'http://localhost/cb'])(
+    'accepts the http loopback redirect URI %s (RFC 8252 §7.3)',
+    async (redirectUri) => {
+      const res = await register(server.url, {
+        client_name: 'Native app',
+        redirect_uris: [redirectUri, uniqueUri()],
+      });
+      expect(res.status).toBe(201);
+    },
+  );
+
+  it('answers a browser preflight so web-based clients can register', async () => {
+    const res = await fetch(`${server.url}${REGISTER}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://inspector.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+  });
+
+  it('refuses methods other than POST with 405', async () => {
+    const res = await call(server.url, 'GET', REGISTER);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toContain('POST');
+  });
+});
+
+describe('RFC 7591 §3.2.2 refusals', () => {
+  const valid = () => ({ client_name: 'Refused client', redirect_uris: [uniqueUri()] });
+
+  const expectRefused = async (body: unknown, error: string) => {
+    const before = (await dcrClients(server.db)).length;
+    const res = await register<RegistrationFailure>(server.url, body);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.error).toBe(error);
+    expect(res.body.error_description).toEqual(expect.any(String));
+    expect((await dcrClients(server.db)).length).toBe(before);
+  };
+
+  it.each<[string, unknown]>([
+    ['no redirect_uris', undefined],
+    ['an empty redirect_uris', []],
+    ['redirect_uris that is not an array', 'https://app.example/cb'],
+    ['more than 10 redirect URIs', Array.from({ length: 11 }, (_, i) => `https://app.example/cb${i}`)],
+    ['a relative redirect URI', ['/callback']],
+    ['a redirect URI that is not a string', [42]],
+    ['a non-loopback http redirect URI', ['http://app.example/cb']],
+    ['a redirect URI with a fragment', ['https://app.example/cb#frag']],
+    ['a redirect URI with surrounding whitespace', [' https://app.example/cb']],
+    ['a custom-scheme redirect URI', ['com.example.app:/callback']],
+  ])('%s: invalid_redirect_uri', async (_case, redirectUris) => {
+    await expectRefused({ client_name: 'Refused client', redirect_uris: redirectUris }, 'invalid_redirect_uri');
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['no client_name', { client_name: undefined }],
+    ['an empty client_name', { client_name: '  ' }],
+    ['a client_name over 200 characters', { client_name: 'x'.repeat(201) }],
+    ['a client_name that is not a string', { client_name: 7 }],
+    ['token_endpoint_auth_method client_secret_basic', { token_endpoint_auth_method: 'client_secret_basic' }],
+    ['token_endpoint_auth_method client_secret_post', { token_endpoint_auth_method: 'client_secret_post' }],
+    ['grant type client_credentials', { grant_types: ['authorization_code', 'client_credentials'] }],
+    ['grant type implicit', { grant_types: ['implicit'] }],
+    ['grant types without authorization_code for response type code (§2.1)', { grant_types: ['refresh_token'] }],
+    ['an empty grant_types', { grant_types: [] }],
+    ['response type token', { response_types: ['token'] }],
+    ['an unknown scope', { scope: 'profile:read admin:everything' }],
+    ['a scope that is not a string', { scope: ['profile:read'] }],
+  ])('%s: invalid_client_metadata', async (_case, override) => {
+    await expectRefused({ ...valid(), ...override }, 'invalid_client_metadata');
+  });
+
+  it('a body that is not a JSON object: invalid_client_metadata', async () => {
+    await expectRefused([valid()], 'invalid_client_metadata');
+    const broken = await call<RegistrationFailure>(server.url, 'POST', REGISTER, { rawBody: '{"client_name":' });
+    expect(broken.status).toBe(400);
+    expect(broken.body.error).toBe('invalid_client_metadata');
+  });
+
+  it('§3.1: a body that is not application/json: invalid_client_metadata', async () => {
+    const res = await call<RegistrationFailure>(server.url, 'POST', REGISTER, {
+      rawBody: 'client_name=x',
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_client_metadata');
+  });
+});
+
+describe('shared clients per redirect-URI set (specification §4.2)', () => {
+  it('a second registration with the same redirect URIs gets the same client, its name unchanged', async () => {
+    const redirectUris = [uniqueUri()];
+    const first = await register(server.url, { client_name: 'First name', redirect_uris: redirectUris });
+    const second = await register(server.url, { client_name: 'Second name', redirect_uris: redirectUris });
+    expect(second.status).toBe(201);
+    expect(second.body.client_id).toBe(first.body.client_id);
+    expect(second.body.client_name).toBe('First name');
+    expect(second.body.client_id_issued_at).toBe(first.body.client_id_issued_at);
+    expect((await clientById(server.db, first.body.client_id)).name).toBe('First name');
+  });
+
+  it('loopback redirect URIs that differ only in port share the client, and the port is not stored again', async () => {
+    const path = `/cb-${randomBytes(4).toString('hex')}`;
+    const first = await register(server.url, { client_name: 'CLI', redirect_uris: [`http://127.0.0.1:1234${path}`] });
+    const second = await register(server.url, { client_name: 'CLI', redirect_uris: [`http://127.0.0.1:5678${path}`] });
+    expect(second.body.client_id).toBe(first.body.client_id);
+    expect(second.body.redirect_uris).toEqual([`http://127.0.0.1:5678${path}`]);
+    expect((await clientById(server.db, first.body.client_id)).redirectUris).toEqual([`http://127.0.0.1:1234${path}`]);
+  });
+
+  it('the same set in another order, with duplicates and another host case, shares the client and registers that spelling', async () => {
+    const a = uniqueUri('/a');
+    const b = uniqueUri('/b');
+    const upperB = b.replace('https://app-', 'https://APP-');
+    const first = await register(server.url, { client_name: 'Set', redirect_uris: [a, b] });
+    const second = await register(server.url, { client_name: 'Set', redirect_uris: [upperB, a, a] });
+    expect(second.body.client_id).toBe(first.body.client_id);
+    expect(second.body.redirect_uris).toEqual([upperB, a]);
+    // The authorize endpoint compares exact strings, so the new spelling is added.
+    expect((await clientById(server.db, first.body.client_id)).redirectUris).toEqual([a, b, upperB]);
+  });
+
+  it('a different set (a subset, another path) gets its own client', async () => {
+    const a = uniqueUri();
+    const b = uniqueUri();
+    const pair = await register(server.url, { client_name: 'Pair', redirect_uris: [a, b] });
+    const single = await register(server.url, { client_name: 'Single', redirect_uris: [a] });
+    const otherPath = await register(server.url, { client_name: 'Other', redirect_uris: [a.toUpperCase()] });
+    expect(new Set([pair.body.client_id, single.body.client_id, otherPath.body.client_id]).size).toBe(3);
+  });
+
+  it('concurrent identical registrations create exactly one client', async () => {
+    const redirectUris = [uniqueUri(), 'http://127.0.0.1:9000/callback'];
+    const before = (await dcrClients(server.db)).length;
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        register(server.url, { client_name: `Racer ${i}`, redirect_uris: redirectUris }),
+      ),
+    );
+    expect(responses.map((res) => res.status)).toEqual(Array.from({ length: 20 }, () => 201));
+    expect(new Set(responses.map((res) => res.body.client_id)).size).toBe(1);
+    expect((await dcrClients(server.db)).length).toBe(before + 1);
+  });
+
+  it('a registration that loses the race to the unique index gets the winner (the insert yields, never duplicates)', async () => {
+    const redirectUris = [uniqueUri()];
+    const redirectSetKey = redirectSetKeyOf(redirectUris);
+    // The winner's row lands between the loser's lookup and its insert.
+    const winner = await insertDcrClientIfMissing(server.db, {
+      clientId: `pc_race_${randomBytes(4).toString('hex')}`,
+      name: 'Winner',
+      ownerUserId: admin.id,
+      kind: 'dcr',
+      isPublic: true,
+      redirectUris,
+      scopes: [...MCP_SCOPES],
+      redirectSetKey,
+    });
+    const loser = await insertDcrClientIfMissing(server.db, {
+      clientId: `pc_race_${randomBytes(4).toString('hex')}`,
+      name: 'Loser',
+      ownerUserId: admin.id,
+      kind: 'dcr',
+      isPublic: true,
+      redirectUris,
+      scopes: [...MCP_SCOPES],
+      redirectSetKey,
+    });
+    expect(winner?.name).toBe('Winner');
+    expect(loser).toBeUndefined();
+    const res = await register(server.url, { client_name: 'Late', redirect_uris: redirectUris });
+    expect(res.body.client_id).toBe(winner?.clientId);
+  });
+});
+
+describe('owner of registered clients (specification §4.2)', () => {
+  let owners: TestServer;
+  let firstAdmin: User;
+  let ownerById: User;
+  let ownerByEmail: User;
+
+  beforeAll(async () => {
+    owners = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '0' });
+    firstAdmin = await makeUser(owners.db, { admin: true });
+    await makeUser(owners.db, { admin: true }); // a later admin never wins
+    ownerById = await makeUser(owners.db);
+    ownerByEmail = await makeUser(owners.db);
+  });
+  afterAll(async () => {
+    await owners.stop();
+  });
+
+  /** Register through a second server on the same database, started with these owner settings. */
+  const ownerWith = async (env: Record<string, string>): Promise<string | null> => {
+    const configured = await startTestServer(
+      { PACER_DCR_RATE_LIMIT_PER_HOUR: '0', ...env },
+      { database: owners.database },
+    );
+    try {
+      const res = await register(configured.url, { client_name: 'Owned', redirect_uris: [uniqueUri()] });
+      expect(res.status).toBe(201);
+      return (await clientById(owners.db, res.body.client_id)).ownerUserId;
+    } finally {
+      await configured.stop();
+    }
+  };
+
+  it('is the first admin when no owner is configured', async () => {
+    const res = await register(owners.url, { client_name: 'Owned', redirect_uris: [uniqueUri()] });
+    expect((await clientById(owners.db, res.body.client_id)).ownerUserId).toBe(firstAdmin.id);
+  });
+
+  it('is the PACER_MCP_DCR_OWNER_USER_ID user, before the e-mail setting and the admin', async () => {
+    expect(
+      await ownerWith({
+        PACER_MCP_DCR_OWNER_USER_ID: ownerById.id,
+        PACER_MCP_DCR_OWNER_EMAIL: ownerByEmail.email,
+      }),
+    ).toBe(ownerById.id);
+  });
+
+  it('is the PACER_MCP_DCR_OWNER_EMAIL user (any letter case), before the admin', async () => {
+    expect(await ownerWith({ PACER_MCP_DCR_OWNER_EMAIL: ownerByEmail.email.toUpperCase() })).toBe(ownerByEmail.id);
+  });
+
+  it('skips an owner user id that names no user and takes the e-mail setting', async () => {
+    expect(
+      await ownerWith({ PACER_MCP_DCR_OWNER_USER_ID: randomUUID(), PACER_MCP_DCR_OWNER_EMAIL: ownerByEmail.email }),
+    ).toBe(ownerByEmail.id);
+  });
+
+  it('falls back to the first admin when both settings name nobody', async () => {
+    expect(
+      await ownerWith({
+        PACER_MCP_DCR_OWNER_USER_ID: randomUUID(),
+        PACER_MCP_DCR_OWNER_EMAIL: 'nobody@example.test',
+      }),
+    ).toBe(firstAdmin.id);
+  });
+
+  it('answers 503 temporarily_unavailable, storing nothing, when there is no active admin and no owner setting resolves', async () => {
+    const lonely = await startTestServer({
+      PACER_DCR_RATE_LIMIT_PER_HOUR: '0',
+      PACER_MCP_DCR_OWNER_EMAIL: 'nobody@example.test',
+    });
+    try {
+      // The first account becomes admin; deactivated, it owns nothing.
+      const former = await makeUser(lonely.db);
+      await lonely.db.updateTable('users').set({ active: false }).where('id', '=', former.id).execute();
+      const res = await register<RegistrationFailure>(lonely.url, {
+        client_name: 'Orphan',
+        redirect_uris: [uniqueUri()],
+      });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('temporarily_unavailable');
+      expect(res.body.error_description).toMatch(/admin/);
+      expect(await dcrClients(lonely.db)).toEqual([]);
+    } finally {
+      await lonely.stop();
+    }
+  });
+});
+
+describe('with dynamic client registration disabled', () => {
+  it('the registration endpoint does not exist and RFC 8414 metadata has no registration_endpoint', async () => {
+    const off = await startTestServer({ PACER_MCP_DCR_ENABLED: 'false' });
+    try {
+      await makeUser(off.db, { admin: true });
+      const res = await register(off.url, { client_name: 'Nope', redirect_uris: [uniqueUri()] });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(asProblem(res.body).code).toBe('not_found');
+      const metadata = await call<Record<string, unknown>>(off.url, 'GET', '/.well-known/oauth-authorization-server');
+      expect(metadata.status).toBe(200);
+      expect(metadata.body).not.toHaveProperty('registration_endpoint');
+      expect(await dcrClients(off.db)).toEqual([]);
+    } finally {
+      await off.stop();
+    }
+  });
+});
+
+describe('rate limit per IP (PACER_DCR_RATE_LIMIT_PER_HOUR)', () => {
+  it('is shared by two server processes on one database: the fourth registration of three allowed gets 429 with Retry-After', async () => {
+    const first = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '3' });
+    const second = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '3' }, { database: first.database });
+    try {
+      await makeUser(first.db, { admin: true });
+      const attempt = (target: TestServer) =>
+        register<Registration & RegistrationFailure>(target.url, {
+          client_name: 'Busy',
+          redirect_uris: [uniqueUri()],
+        });
+
+      const allowed = [await attempt(first), await attempt(second), await attempt(first)];
+      expect(allowed.map((res) => res.status)).toEqual([201, 201, 201]);
+      expect(allowed.map((res) => res.headers.get('ratelimit-remaining'))).toEqual(['2', '1', '0']);
+      expect(allowed[0]?.headers.get('ratelimit-limit')).toBe('3');
+
+      for (const target of [second, first]) {
+        const refused = await attempt(target);
+        expect(refused.status).toBe(429);
+        expect(refused.body.error).toBe('too_many_requests');
+        const retryAfter = Number(refused.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(retryAfter).toBeLessThanOrEqual(3600);
+      }
+      expect(await dcrClients(first.db)).toHaveLength(3);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  });
+
+  it('counts refused registrations too', async () => {
+    const limited = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '2' });
+    try {
+      await makeUser(limited.db, { admin: true });
+      expect(
+        (await register(limited.url, { client_name: 'Bad', redirect_uris: ['http://bad.example/cb'] })).status,
+      ).toBe(400);
+      expect((await register(limited.url, { client_name: 'Ok', redirect_uris: [uniqueUri()] })).status).toBe(201);
+      expect((await register(limited.url, { client_name: 'Ok', redirect_uris: [uniqueUri()] })).status).toBe(429);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('opens a new window once the old one has ended', async () => {
+    const limited = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '1' });
+    try {
+      await makeUser(limited.db, { admin: true });
+      const attempt = () => register(limited.url, { client_name: 'Hourly', redirect_uris: [uniqueUri()] });
+      expect((await attempt()).status).toBe(201);
+      expect((await attempt()).status).toBe(429);
+      // An hour passes (for this counter).
+      await limited.db
+        .updateTable('rateLimitCounters')
+        .set({ expiresAt: new Date(Date.now() - 1000), windowStartedAt: new Date(Date.now() - 3_601_000) })
+        .execute();
+      const next = await attempt();
+      expect(next.status).toBe(201);
+      expect(next.headers.get('ratelimit-remaining')).toBe('0');
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('counts concurrent hits atomically: each caller sees its own count', async () => {
+    const key = `test:${randomBytes(4).toString('hex')}`;
+    const results = await Promise.all(
+      Array.from({ length: 15 }, () => consumeRateLimit(server.db, { key, limit: 10, windowSecs: 60 })),
+    );
+    expect(results.filter((result) => result.allowed)).toHaveLength(10);
+    expect(results.map((result) => result.remaining).sort((x, y) => x - y)).toEqual([
+      0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
+  });
+
+  it('0 turns it off: no limit and no RateLimit headers', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i += 1) {
+      const res = await register(server.url, { client_name: 'Unlimited', redirect_uris: [uniqueUri()] });
+      statuses.push(res.status);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+    }
+    expect(new Set(statuses)).toEqual(new Set([201]));
+  });
+});

@@ -1,0 +1,217 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../../server/src/db/database.ts';
+import type { OauthClient, User } from '../../server/src/db/tables.ts';
+import { createApp } from '../../server/src/modules/oauth/client.service.ts';
+import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
+import { TEST_PASSWORD } from './factories.ts';
+
+/** A browser's cookies for one origin, enough for our pages. */
+export class CookieJar {
+  private readonly cookies = new Map<string, string>();
+
+  store(response: Response): void {
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(';');
+      const [name, ...value] = (pair ?? '').split('=');
+      if (name) this.cookies.set(name.trim(), value.join('='));
+    }
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
+
+/** RFC 7636 §4.1-4.2: a verifier and its S256 challenge. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+export interface TestClient {
+  readonly client: OauthClient;
+  readonly clientId: string;
+  readonly clientSecret: string | undefined;
+  readonly redirectUri: string;
+}
+
+export async function registerClient(
+  db: Db,
+  owner: User,
+  options: { isPublic?: boolean; redirectUri?: string; scopes?: string[]; name?: string } = {},
+): Promise<TestClient> {
+  const redirectUri = options.redirectUri ?? 'https://client.example.test/callback';
+  const created = await createApp(db, {
+    name: options.name ?? 'Strict client',
+    redirectUris: [redirectUri],
+    scopes: options.scopes ?? [],
+    isPublic: options.isPublic ?? false,
+    ownerEmail: owner.email,
+  });
+  const client = await findClientByClientId(db, created.clientId);
+  if (!client) throw new Error('client vanished');
+  return { client, clientId: created.clientId, clientSecret: created.clientSecret, redirectUri };
+}
+
+/** Sign in through the real /login form (CSRF and all). */
+export async function signIn(baseUrl: string, email: string, password = TEST_PASSWORD): Promise<CookieJar> {
+  const jar = new CookieJar();
+  const form = await fetch(`${baseUrl}/login`);
+  jar.store(form);
+  const csrf = jar.get('pacer_csrf') ?? '';
+  const res = await fetch(`${baseUrl}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: new URLSearchParams({ _csrf: csrf, email, password }),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`);
+  jar.store(res);
+  return jar;
+}
+
+export type AuthorizeQuery = Record<string, string | undefined>;
+
+export function authorizeUrl(baseUrl: string, query: AuthorizeQuery): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, value);
+  return `${baseUrl}/api/oauth/authorize?${params.toString()}`;
+}
+
+/** The hidden fields of the consent form on a page. */
+export function consentFields(pageHtml: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const match of pageHtml.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\s*\/?>/g)) {
+    fields[match[1] as string] = (match[2] as string)
+      .replace(/&amp;/g, '&')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>');
+  }
+  return fields;
+}
+
+export interface AuthorizeResult {
+  readonly status: number;
+  readonly location: URL | undefined;
+  readonly body: string;
+}
+
+/**
+ * GET the authorization endpoint as the signed-in browser; when it shows the
+ * consent page, press the button `decision`. Returns the final answer.
+ */
+export async function authorizeAs(
+  jar: CookieJar,
+  url: string,
+  decision: 'approve' | 'deny' | 'stop' = 'approve',
+): Promise<AuthorizeResult> {
+  const first = await fetch(url, { headers: { cookie: jar.header() }, redirect: 'manual' });
+  jar.store(first);
+  const firstBody = await first.text();
+  const location = first.headers.get('location');
+  if (first.status !== 200 || decision === 'stop') {
+    return { status: first.status, location: location ? new URL(location, url) : undefined, body: firstBody };
+  }
+  const fields = consentFields(firstBody);
+  const second = await fetch(new URL('/api/oauth/authorize', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: new URLSearchParams({ ...fields, decision }),
+    redirect: 'manual',
+  });
+  const secondLocation = second.headers.get('location');
+  return {
+    status: second.status,
+    location: secondLocation ? new URL(secondLocation) : undefined,
+    body: await second.text(),
+  };
+}
+
+export interface TokenCall {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: Record<string, unknown>;
+}
+
+/** POST to the token endpoint, as JSON (the specification's example) or as a form. */
+export async function tokenRequest(
+  baseUrl: string,
+  fields: Record<string, string | undefined>,
+  options: { form?: boolean; basic?: { id: string; secret: string }; path?: string } = {},
+): Promise<TokenCall> {
+  const clean: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fields)) if (value !== undefined) clean[name] = value;
+  const headers: Record<string, string> = {};
+  if (options.basic) {
+    // RFC 6749 §2.3.1 / Appendix B, as strict clients do it: everything but
+    // alphanumerics is percent-encoded (so `pc_` goes as `pc%5F`).
+    const encode = (value: string) =>
+      [...Buffer.from(value, 'utf8')]
+        .map((byte) =>
+          /[A-Za-z0-9]/.test(String.fromCharCode(byte))
+            ? String.fromCharCode(byte)
+            : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+        )
+        .join('');
+    headers['authorization'] =
+      `Basic ${Buffer.from(`${encode(options.basic.id)}:${encode(options.basic.secret)}`).toString('base64')}`;
+  }
+  let body: string;
+  if (options.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(clean).toString();
+  } else {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(clean);
+  }
+  const res = await fetch(`${baseUrl}${options.path ?? '/api/oauth/token'}`, { method: 'POST', headers, body });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+export interface FlowOptions {
+  readonly scope: string;
+  readonly resource?: string;
+  readonly state?: string;
+}
+
+/** The whole code flow: authorize + approve + exchange. Returns the token response and the code. */
+export async function runCodeFlow(
+  baseUrl: string,
+  jar: CookieJar,
+  client: TestClient,
+  options: FlowOptions,
+): Promise<{ tokens: TokenCall; code: string; verifier: string }> {
+  const { verifier, challenge } = pkcePair();
+  const result = await authorizeAs(
+    jar,
+    authorizeUrl(baseUrl, {
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      scope: options.scope,
+      state: options.state ?? 'st-1',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: options.resource,
+    }),
+  );
+  const code = result.location?.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${result.status} ${result.location?.toString()} ${result.body.slice(0, 300)}`);
+  const tokens = await tokenRequest(baseUrl, {
+    grant_type: 'authorization_code',
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    code,
+    redirect_uri: client.redirectUri,
+    code_verifier: verifier,
+    resource: options.resource,
+  });
+  return { tokens, code, verifier };
+}
