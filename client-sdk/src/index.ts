@@ -1,5 +1,27 @@
 export { createPacerClient, type PacerClient, type PacerClientOptions, type PacerContract } from './client.ts';
 export {
+  buildAuthorizeUrl,
+  createOAuthPacerClient,
+  createPkcePair,
+  createState,
+  exchangeCode,
+  OAuthError,
+  OAuthResponseError,
+  refreshTokens,
+  s256Challenge,
+  validateAuthorizationResponse,
+  type AuthorizationResponse,
+  type AuthorizationResponseChecks,
+  type AuthorizeUrlOptions,
+  type ExchangeCodeOptions,
+  type OAuthPacerClient,
+  type OAuthPacerClientOptions,
+  type OAuthResponseProblem,
+  type PkcePair,
+  type RefreshTokensOptions,
+  type TokenSet,
+} from './oauth.ts';
+export {
   ABSORPTION_TYPES,
   contract,
   MEALS,
