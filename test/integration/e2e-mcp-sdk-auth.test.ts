@@ -1,0 +1,129 @@
+/**
+ * End to end with the MCP TypeScript SDK's own OAuth client (`auth()` from
+ * @modelcontextprotocol/sdk/client/auth.js), as an AI assistant would connect:
+ * protected-resource discovery for `{base}/mcp` (RFC 9728), authorization-server
+ * metadata (RFC 8414), dynamic client registration (RFC 7591), PKCE (RFC 7636)
+ * and `resource` (RFC 8707), up to tokens bound to `{base}/mcp`.
+ */
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { User } from '../../server/src/db/tables.ts';
+import { sha256Hex } from '../../server/src/lib/crypto.ts';
+import { makeUser } from '../support/factories.ts';
+import { call } from '../support/http.ts';
+import { authorizeAs, signIn, tokenRequest } from '../support/oauth-flow.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+let server: TestServer;
+let user: User;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  user = await makeUser(server.db, { admin: true });
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+/** An in-memory provider: what an MCP client keeps between the redirect and the callback. */
+class MemoryProvider implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+
+  get redirectUrl(): string {
+    return 'http://127.0.0.1:47011/callback';
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Assistant under test',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: 'health:read workout:read offline_access',
+    };
+  }
+  state(): string {
+    return 'mcp-state';
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(information: OAuthClientInformationMixed): void {
+    this.client = information;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens): void {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+  codeVerifier(): string {
+    return this.verifier;
+  }
+}
+
+describe('MCP SDK client auth()', () => {
+  it('discovers, registers, authorizes with PKCE and resource, and gets tokens bound to {base}/mcp', async () => {
+    const provider = new MemoryProvider();
+    const serverUrl = server.config.mcpResource;
+
+    expect(await auth(provider, { serverUrl, scope: 'health:read workout:read offline_access' })).toBe('REDIRECT');
+    expect(provider.client?.client_id).toBeTruthy();
+    const authorizationUrl = provider.authorizationUrl;
+    if (!authorizationUrl) throw new Error('auth() did not redirect');
+    expect(authorizationUrl.searchParams.get('resource')).toBe(server.config.mcpResource);
+    expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+
+    const jar = await signIn(server.url, user.email);
+    const approved = await authorizeAs(jar, authorizationUrl.toString());
+    const code = approved.location?.searchParams.get('code');
+    expect(approved.location?.searchParams.get('iss')).toBe(server.config.baseUrl);
+    if (!code) throw new Error(`no code: ${approved.status} ${approved.body.slice(0, 200)}`);
+
+    expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED');
+    const tokens = provider.saved;
+    expect(tokens?.access_token).toMatch(/^pat_/);
+    expect(tokens?.refresh_token).toMatch(/^prt_/);
+    expect(tokens?.scope).toBe('health:read workout:read offline_access');
+
+    const stored = await server.db
+      .selectFrom('oauthAccessTokens')
+      .select('resource')
+      .where('tokenHash', '=', sha256Hex(tokens?.access_token ?? ''))
+      .executeTakeFirstOrThrow();
+    expect(stored.resource).toBe(server.config.mcpResource);
+    expect((await call(server.url, 'GET', '/api/wellness', { token: tokens?.access_token ?? '' })).status).toBe(401);
+
+    // The refresh the SDK would do later: rotation, same resource.
+    const refreshed = await tokenRequest(server.url, {
+      grant_type: 'refresh_token',
+      client_id: String(provider.client?.client_id),
+      refresh_token: tokens?.refresh_token ?? '',
+      resource: server.config.mcpResource,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body['refresh_token']).not.toBe(tokens?.refresh_token);
+  });
+
+  it('a second assistant with the same redirect URI reuses the shared registered client', async () => {
+    const first = new MemoryProvider();
+    const second = new MemoryProvider();
+    await auth(first, { serverUrl: server.config.mcpResource });
+    await auth(second, { serverUrl: server.config.mcpResource });
+    expect(second.client?.client_id).toBe(first.client?.client_id);
+  });
+});
