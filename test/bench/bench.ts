@@ -26,6 +26,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { runOAuthBench, type OAuthBenchResult } from './oauth-bench.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
@@ -699,10 +700,11 @@ async function main(): Promise<void> {
   log(`    server ready in ${round(readyMs, 0)} ms (PACER_LOG_LEVEL=warn, pid ${server.pid})`);
 
   const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
+  const password = randomBytes(12).toString('hex');
   const user = await runCli<{ id: string }>(env, [
     'user:create',
     `--email=${email}`,
-    `--password=${randomBytes(12).toString('hex')}`,
+    `--password=${password}`,
     '--json',
   ]);
   const token = await runCli<{ access_token: string }>(env, [
@@ -730,6 +732,7 @@ async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: pgUrl, max: CONNECTIONS });
   let httpRun: HttpResult;
   let pgRun: PgResult;
+  let oauthRun: OAuthBenchResult;
   try {
     const scope = await postgresScope(pool);
     log(`    (a) HTTP: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
@@ -742,6 +745,35 @@ async function main(): Promise<void> {
     await runPg(pool, user.id, 'pgWarmup', WARMUP_S, server.pid, scope);
     pgRun = await runPg(pool, user.id, 'pg', DURATION_S, server.pid, scope);
     log(`        ${pgRun.opsPerSec} ops/s, p50 ${pgRun.latency.p50} ms, p99 ${pgRun.latency.p99} ms`);
+
+    log(`\n[3] OAuth token endpoint`);
+    const redirectUri = 'https://bench.example.test/callback';
+    const app = await runCli<{ clientId: string; clientSecret: string }>(env, [
+      'app:create',
+      '--name',
+      'Bench client',
+      '--redirect-uri',
+      redirectUri,
+      '--owner',
+      email,
+      '--json',
+    ]);
+    oauthRun = await runOAuthBench({
+      serverUrl: server.url,
+      pool,
+      userEmail: email,
+      userPassword: password,
+      client: { clientId: app.clientId, clientSecret: app.clientSecret, redirectUri },
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      roundTrips: 200,
+    });
+    log(
+      `    refresh grant: ${oauthRun.refresh.rps} req/s, p50 ${oauthRun.refresh.p50} ms, p99 ${oauthRun.refresh.p99} ms, non-2xx ${oauthRun.refresh.non2xx}`,
+    );
+    log(
+      `    authorization code round trip (authorize + consent POST + token), ${oauthRun.codeRoundTrip.runs} sequential runs: p50 ${oauthRun.codeRoundTrip.p50} ms, p99 ${oauthRun.codeRoundTrip.p99} ms`,
+    );
   } finally {
     await pool.end();
   }
@@ -766,6 +798,9 @@ async function main(): Promise<void> {
       `  [${mark(ratio >= TARGETS.ratio)}] ratio (a)/(b)      ${ratio}   (target ≥ ${TARGETS.ratio})`,
       `  [${mark(httpRun.latency.p99 <= TARGETS.httpP99Ms)}] p99 of (a)         ${httpRun.latency.p99} ms   (target ≤ ${TARGETS.httpP99Ms} ms)`,
       `  [${mark(httpRun.non2xx === 0 && httpRun.errors === 0)}] non-2xx / errors   ${httpRun.non2xx} / ${httpRun.errors}   (must be 0)`,
+      `OAuth token endpoint, ${CONNECTIONS} connections, ${DURATION_S} s`,
+      `  refresh grant          ${String(oauthRun.refresh.rps).padStart(9)} req/s   p50 ${oauthRun.refresh.p50} ms   p99 ${oauthRun.refresh.p99} ms   non-2xx ${oauthRun.refresh.non2xx}`,
+      `  code round trip p50    ${oauthRun.codeRoundTrip.p50} ms   p99 ${oauthRun.codeRoundTrip.p99} ms   (${oauthRun.codeRoundTrip.runs} runs, ${oauthRun.codeRoundTrip.failures} failed)`,
       '=====================================================================================',
     ].join('\n'),
   );
@@ -792,6 +827,7 @@ async function main(): Promise<void> {
       },
       http: httpRun,
       pg: pgRun,
+      oauth: oauthRun,
       ratio,
       targets: {
         emptyStartup: empty.readyMs < TARGETS.emptyStartupMs,
