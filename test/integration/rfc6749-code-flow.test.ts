@@ -78,6 +78,44 @@ describe('authorization request (§4.1.1)', () => {
     expect(result.body).toContain('client.example.test');
     expect(result.body).toContain('Read your daily wellness metrics');
     expect(result.body).toContain('Log calories, macros and meal items');
+    const raw = await fetch(
+      authorizeUrl(server.url, {
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: app.redirectUri,
+        scope: 'health:read',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        prompt: 'consent',
+      }),
+      { headers: { cookie: jar.header() }, redirect: 'manual' },
+    );
+    expect(raw.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(raw.headers.get('cache-control')).toBe('no-store');
+    expect(await raw.text()).toContain('name="_csrf"');
+  });
+
+  it('refuses a consent POST without the CSRF token', async () => {
+    const { challenge } = pkcePair();
+    const res = await fetch(`${server.url}/api/oauth/authorize`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: `pacer_session=${jar.get('pacer_session') ?? ''}`,
+      },
+      body: new URLSearchParams({
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: app.redirectUri,
+        scope: 'health:read',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        decision: 'approve',
+      }),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('location')).toBeNull();
   });
 
   it('approves with a code, the state and iss; denies with access_denied, the state and iss', async () => {
@@ -407,6 +445,25 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
     });
     expect(text.status).toBe(400);
     expect(text.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('refresh-token lifetime', () => {
+  it('without a limit (PACER_REFRESH_TOKEN_TTL=0) the response has no refresh_token_expires_in', async () => {
+    const unlimited = await startTestServer({ PACER_REFRESH_TOKEN_TTL: '0' });
+    try {
+      const owner = await makeUser(unlimited.db);
+      const client = await registerClient(unlimited.db, owner);
+      const { tokens } = await runCodeFlow(unlimited.url, await signIn(unlimited.url, owner.email), client, {
+        scope: 'health:read',
+      });
+      expect(tokens.body['refresh_token']).toBeTruthy();
+      expect(tokens.body).not.toHaveProperty('refresh_token_expires_in');
+      const stored = await unlimited.db.selectFrom('oauthRefreshTokens').select('expiresAt').executeTakeFirstOrThrow();
+      expect(stored.expiresAt).toBeNull();
+    } finally {
+      await unlimited.stop();
+    }
   });
 });
 
