@@ -13,6 +13,7 @@ import { call } from '../support/http.ts';
 import {
   authorizeAs,
   authorizeUrl,
+  issueCode,
   pkcePair,
   registerClient,
   runCodeFlow,
@@ -258,23 +259,12 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
   });
 
   it('accepts a form body with client_secret_basic', async () => {
-    const { verifier, challenge } = pkcePair();
-    const result = await authorizeAs(
-      jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      }),
-    );
+    const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'health:read' });
     const tokens = await tokenRequest(
       server.url,
       {
         grant_type: 'authorization_code',
-        code: result.location?.searchParams.get('code') ?? '',
+        code: code,
         redirect_uri: app.redirectUri,
         code_verifier: verifier,
       },
@@ -307,22 +297,11 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
   });
 
   it('refuses a confidential client that sends no secret', async () => {
-    const { verifier, challenge } = pkcePair();
-    const result = await authorizeAs(
-      jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      }),
-    );
+    const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'health:read' });
     const res = await tokenRequest(server.url, {
       grant_type: 'authorization_code',
       client_id: app.clientId,
-      code: result.location?.searchParams.get('code') ?? '',
+      code: code,
       redirect_uri: app.redirectUri,
       code_verifier: verifier,
     });
@@ -396,18 +375,7 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
   });
 
   it('refuses an expired code', async () => {
-    const { verifier, challenge } = pkcePair();
-    const result = await authorizeAs(
-      jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      }),
-    );
+    const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'health:read' });
     await server.db
       .updateTable('oauthAuthorizationCodes')
       .set({ expiresAt: new Date(Date.now() - 1000) })
@@ -417,7 +385,7 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
       grant_type: 'authorization_code',
       client_id: app.clientId,
       client_secret: app.clientSecret,
-      code: result.location?.searchParams.get('code') ?? '',
+      code: code,
       redirect_uri: app.redirectUri,
       code_verifier: verifier,
     });

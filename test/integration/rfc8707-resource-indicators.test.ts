@@ -12,6 +12,7 @@ import { call } from '../support/http.ts';
 import {
   authorizeAs,
   authorizeUrl,
+  issueCode,
   pkcePair,
   registerClient,
   runCodeFlow,
@@ -138,23 +139,14 @@ describe('MCP tokens', () => {
   });
 
   it('the code exchange must name the resource of the authorization request', async () => {
-    const { verifier, challenge } = pkcePair();
-    const result = await authorizeAs(
-      jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        resource: server.config.mcpResource,
-      }),
-    );
+    const { code, verifier } = await issueCode(server.url, jar, app, {
+      scope: 'health:read',
+      resource: server.config.mcpResource,
+    });
     const res = await tokenRequest(server.url, {
       grant_type: 'authorization_code',
       client_id: app.clientId,
-      code: result.location?.searchParams.get('code') ?? '',
+      code: code,
       redirect_uri: app.redirectUri,
       code_verifier: verifier,
       resource: server.config.baseUrl,

@@ -181,13 +181,13 @@ export interface FlowOptions {
   readonly state?: string;
 }
 
-/** The whole code flow: authorize + approve + exchange. Returns the token response and the code. */
-export async function runCodeFlow(
+/** Authorize and approve: a fresh code and the PKCE verifier it was issued for. */
+export async function issueCode(
   baseUrl: string,
   jar: CookieJar,
   client: TestClient,
   options: FlowOptions,
-): Promise<{ tokens: TokenCall; code: string; verifier: string }> {
+): Promise<{ code: string; verifier: string }> {
   const { verifier, challenge } = pkcePair();
   const result = await authorizeAs(
     jar,
@@ -204,6 +204,17 @@ export async function runCodeFlow(
   );
   const code = result.location?.searchParams.get('code');
   if (!code) throw new Error(`no code: ${result.status} ${result.location?.toString()} ${result.body.slice(0, 300)}`);
+  return { code, verifier };
+}
+
+/** The whole code flow: authorize + approve + exchange. Returns the token response and the code. */
+export async function runCodeFlow(
+  baseUrl: string,
+  jar: CookieJar,
+  client: TestClient,
+  options: FlowOptions,
+): Promise<{ tokens: TokenCall; code: string; verifier: string }> {
+  const { code, verifier } = await issueCode(baseUrl, jar, client, options);
   const tokens = await tokenRequest(baseUrl, {
     grant_type: 'authorization_code',
     client_id: client.clientId,
