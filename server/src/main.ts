@@ -2,7 +2,6 @@ import { findCommand, usage } from './cli/commands.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { AppError } from './errors.ts';
 import { createLogger } from './logger.ts';
-import { startRuntime } from './runtime.ts';
 
 /**
  * The one binary: `start` serves (in the role PACER_ROLE says), everything
@@ -11,6 +10,8 @@ import { startRuntime } from './runtime.ts';
 async function start(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const startedAt = performance.now();
+  // Loaded here, not at the top: operator commands need none of the HTTP app.
+  const { startRuntime } = await import('./runtime.ts');
   const runtime = await startRuntime(config, logger);
   logger.info(
     {
@@ -73,7 +74,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   try {
     await command.run({ config, logger, args, out: (text) => process.stdout.write(`${text}\n`) });
-    return 0;
+    // A command may report a partial failure (e.g. import) through process.exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof AppError) {
       const fields = (error.errors ?? []).map((entry) => `  ${entry.path}: ${entry.message}`);

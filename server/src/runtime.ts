@@ -1,51 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PgBoss } from 'pg-boss';
-import type pg from 'pg';
 import type { Config } from './config.ts';
-import { createDb, createPool, type Db } from './db/database.ts';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
-import { migrateToLatest } from './db/migrate.ts';
+
+export { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
+import { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { createApp } from './http/app.ts';
 import type { Logger } from './logger.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
 import { jobHandlers } from './queue/handlers.ts';
-
-/** The database layer every command needs: connection, pool, Kysely, migrated schema. */
-export interface DatabaseRuntime {
-  readonly url: string;
-  readonly pool: pg.Pool;
-  readonly db: Db;
-  close(): Promise<void>;
-}
-
-export async function openDatabase(config: Config, logger: Logger): Promise<DatabaseRuntime> {
-  let embedded: EmbeddedDatabase | undefined;
-  let url = config.databaseUrl;
-  if (!url) {
-    embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, logger });
-    url = embedded.url;
-  }
-  const pool = createPool({ connectionString: url });
-  pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
-  const db = createDb(pool);
-  try {
-    await migrateToLatest(db, logger);
-  } catch (error) {
-    await db.destroy();
-    await embedded?.stop();
-    throw error;
-  }
-  return {
-    url,
-    pool,
-    db,
-    async close() {
-      await db.destroy();
-      await embedded?.stop();
-    },
-  };
-}
 
 export interface Runtime {
   readonly config: Config;
