@@ -37,3 +37,12 @@ export {
   type WellnessRecord,
   type WellnessUpsert,
 } from '@pacer/contract';
+export { buildFitUploadForm, uploadFit, type UploadFitInput, type UploadFitTarget } from './workouts.ts';
+export {
+  FIT_MEDIA_TYPE,
+  type Workout,
+  type WorkoutDevice,
+  type WorkoutLap,
+  type WorkoutListQuery,
+  type WorkoutStreams,
+} from '@pacer/contract';

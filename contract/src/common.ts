@@ -86,13 +86,50 @@ export const problemResponses = {
   400: problem('The request was malformed or a field was invalid.'),
   401: problem('No valid access token was presented.'),
   403: problem('The access token lacks a required scope.'),
+  429: problem(
+    'Too many requests from this token or address: the `RateLimit-*` headers show the window, `Retry-After` says when to retry.',
+  ),
   500: problem('Unexpected server error; quote the request id when reporting it.'),
 } as const;
 
+/** Every write (POST, PUT, PATCH, DELETE): the read set plus body limits and `Idempotency-Key` outcomes. */
 export const writeProblemResponses = {
   ...problemResponses,
+  409: problem(
+    'A request with the same `Idempotency-Key` is still being processed (`idempotency_in_progress`); retry after `Retry-After`.',
+  ),
   413: problem('The body is larger than allowed (1 MiB for JSON).'),
   415: problem('The body is not `application/json`.'),
+  422: problem(
+    'The `Idempotency-Key` was already used with a different request (`idempotency_key_reused`), or the content could not be processed.',
+  ),
+} as const;
+
+/**
+ * `Idempotency-Key` (DESIGN.md §3): 1-255 visible ASCII characters, e.g. a
+ * UUID. A retried write with the same key and body replays the first
+ * response for 24 hours (marked `Idempotent-Replayed: true`); the same key
+ * with another body is a 422; while the first request runs, a 409. Keys are
+ * scoped to the token's app and user.
+ */
+export const IdempotencyKeySchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters')
+  .describe(
+    'Makes a retried write safe: the same key and body within 24 h replay the first response instead of writing again.',
+  );
+
+/** Request headers of a write route: `headers: IdempotencyHeadersSchema` puts the header in OpenAPI and the SDK. */
+export const IdempotencyHeadersSchema = z.object({
+  'idempotency-key': IdempotencyKeySchema.optional(),
+});
+
+/**
+ * For routes that address one record by id. Another user's record is "not
+ * found" too, never 403: a 403 would tell the caller that the id exists.
+ */
+export const notFoundResponses = {
+  404: problem("No such record, or it belongs to another user's account."),
 } as const;
 
 /** `YYYY-MM-DD`, a real calendar date. */

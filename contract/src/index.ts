@@ -1,10 +1,16 @@
 import { initContract } from '@ts-rest/core';
 import { nutritionContract } from './nutrition.ts';
+import { plannedWorkoutsContract } from './planned-workouts.ts';
+import { profileContract } from './profile.ts';
 import { wellnessContract } from './wellness.ts';
+import { workoutsContract } from './workouts.ts';
 
 export * from './common.ts';
 export * from './nutrition.ts';
+export * from './planned-workouts.ts';
+export * from './profile.ts';
 export * from './wellness.ts';
+export * from './workouts.ts';
 
 const c = initContract();
 
@@ -12,6 +18,9 @@ const c = initContract();
 export const contract = c.router({
   wellness: wellnessContract,
   nutrition: nutritionContract,
+  profile: profileContract,
+  plannedWorkouts: plannedWorkoutsContract,
+  workouts: workoutsContract,
 });
 export type PacerContract = typeof contract;
 

@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import {
   DateInputSchema,
+  IdempotencyHeadersSchema,
   DateRangeQuerySchema,
   LocalDateSchema,
   RawJsonSchema,
@@ -133,6 +134,7 @@ export const nutritionContract = c.router({
     summary: "Replace the calling app's nutrition items of one day",
     description: 'Upsert keyed on (date, calling app). Items other apps logged for the same date stay as they are.',
     body: NutritionUpsertSchema,
+    headers: IdempotencyHeadersSchema,
     responses: {
       200: NutritionLogSchema.describe("This app's log for the date existed and was replaced."),
       201: NutritionLogSchema.describe("This app's log for the date was created."),

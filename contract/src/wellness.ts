@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import {
   DateInputSchema,
+  IdempotencyHeadersSchema,
   DateRangeQuerySchema,
   LocalDateSchema,
   RawJsonSchema,
@@ -87,6 +88,7 @@ export const wellnessContract = c.router({
     description:
       'Upsert keyed on the calendar date. Fields present overwrite, `null` clears, absent fields keep their stored value. Unknown keys are refused; put extra data in `rawJson`.',
     body: WellnessUpsertSchema,
+    headers: IdempotencyHeadersSchema,
     responses: {
       200: WellnessRecordSchema.describe('The record existed and was updated.'),
       201: WellnessRecordSchema.describe('The record was created.'),

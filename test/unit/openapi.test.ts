@@ -41,11 +41,48 @@ describe('openapi.json', () => {
   it('declares every status and the OAuth scopes of each route', () => {
     const document = buildOpenApiDocument();
     const post = document.paths['/api/wellness']?.post;
-    expect(Object.keys(post?.responses ?? {}).sort()).toEqual(['200', '201', '400', '401', '403', '413', '415', '500']);
+    expect(Object.keys(post?.responses ?? {}).sort()).toEqual([
+      '200',
+      '201',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+    ]);
+    const get = document.paths['/api/wellness']?.get;
+    expect(Object.keys(get?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '429', '500']);
     expect(post?.responses['400'].content).toHaveProperty(['application/problem+json']);
     expect(post?.security).toEqual([{ oauth2: ['health:write'] }]);
     expect(document.paths['/api/nutrition']?.get?.security).toEqual([{ oauth2: ['nutrition:read'] }]);
     const parameters = (document.paths['/api/wellness']?.get?.parameters ?? []) as { name: string }[];
     expect(parameters.map((parameter) => parameter.name)).toEqual(['from', 'to', 'limit', 'cursor']);
+  });
+
+  it('declares the profile and planned-workout routes with their scopes, 404s and structure schema', () => {
+    const document = buildOpenApiDocument();
+    expect(document.paths['/api/profile']?.get?.security).toEqual([{ oauth2: ['profile:read'] }]);
+    expect(document.paths['/api/profile']?.patch?.security).toEqual([{ oauth2: ['profile:write'] }]);
+    const collection = document.paths['/api/planned-workouts'];
+    expect(collection?.get?.security).toEqual([{ oauth2: ['planning:read'] }]);
+    expect(collection?.post?.security).toEqual([{ oauth2: ['planning:write'] }]);
+    const item = document.paths['/api/planned-workouts/{id}'];
+    expect(item?.get?.security).toEqual([{ oauth2: ['planning:read'] }]);
+    for (const method of ['patch', 'delete'] as const) {
+      expect(item?.[method]?.security).toEqual([{ oauth2: ['planning:write'] }]);
+    }
+    for (const method of ['get', 'patch', 'delete'] as const) {
+      expect(Object.keys(item?.[method]?.responses ?? {})).toContain('404');
+    }
+    expect(Object.keys(item?.delete?.responses ?? {})).toContain('204');
+    const schemas = buildOpenApiDocument().components?.schemas as Record<string, Schema>;
+    expect(schemas['ProfilePatch']?.['additionalProperties']).toBe(false);
+    expect(schemas['ProfilePatch']?.properties).not.toHaveProperty('email');
+    expect(schemas['PlannedStructure']?.properties?.['steps']).toMatchObject({ minItems: 1, maxItems: 100 });
+    expect(schemas['StepTarget']?.['oneOf']).toHaveLength(3);
   });
 });

@@ -204,6 +204,109 @@ export interface RateLimitCountersTable {
   expiresAt: Timestamp;
 }
 
+/**
+ * One Idempotency-Key of a REST write, scoped to (user, app). `inProgress`
+ * while the first request runs; `completed` once its response is stored.
+ */
+export interface IdempotencyKeysTable {
+  userId: string;
+  /** Public client id of the app that sent the key. */
+  clientId: string;
+  key: string;
+  /** Random per claim, so only the request that claimed the key completes or releases it. */
+  claimId: string;
+  /** SHA-256 (hex) of method, path and canonical body (JSON) or content length (multipart). */
+  fingerprint: string;
+  method: string;
+  path: string;
+  requestContentLength: number | null;
+  /** SHA-256 of the uploaded file, when the route that parsed the body reported one (`res.locals.fitUpload`). */
+  bodySha256: string | null;
+  state: 'in_progress' | 'completed';
+  responseStatus: number | null;
+  responseContentType: string | null;
+  responseBody: Buffer | null;
+  createdAt: DefaultedTimestamp;
+  completedAt: Timestamp | null;
+  /** An `in_progress` claim older than this was abandoned (its process died) and may be taken over. */
+  leaseExpiresAt: Timestamp;
+  expiresAt: Timestamp;
+}
+
+export type PlannedSport = 'ride' | 'run' | 'swim' | 'walk' | 'hike' | 'row' | 'ski' | 'strength' | 'yoga' | 'other';
+
+export interface PlannedWorkoutsTable {
+  id: Generated<string>;
+  userId: string;
+  date: LocalDate;
+  /** `HH:MM` local time, or `null` for any time that day. */
+  timeOfDay: string | null;
+  sport: PlannedSport;
+  title: string;
+  description: string | null;
+  durationSecs: number | null;
+  trainingStress: number | null;
+  /** The contract's `PlannedStructure`, validated before it is stored. */
+  structure: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  /** Client id (public) of the app that created the workout. */
+  source: string;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+/** An activity decoded from an uploaded FIT file; the upsert key is (userId, fileSha256). */
+export interface WorkoutsTable {
+  id: Generated<string>;
+  userId: string;
+  /** SHA-256 (hex) of the original bytes. */
+  fileSha256: string;
+  fileSize: number;
+  fileName: string | null;
+  name: string;
+  metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** Client id (public) of the app that first uploaded the file. */
+  source: string;
+  sport: string;
+  subSport: string | null;
+  startTime: Timestamp;
+  localDate: LocalDate;
+  /** The activity's own offset from UTC, minutes east, when the file records one. */
+  utcOffsetMinutes: number | null;
+  elapsedSecs: number | null;
+  movingSecs: number | null;
+  distanceMeters: number | null;
+  ascentMeters: number | null;
+  avgHr: number | null;
+  maxHr: number | null;
+  avgPower: number | null;
+  maxPower: number | null;
+  normalizedPower: number | null;
+  avgCadence: number | null;
+  calories: number | null;
+  trainingStress: number | null;
+  /** The contract's `WorkoutLap[]`. */
+  laps: ColumnType<Record<string, unknown>[], string | undefined, string>;
+  deviceManufacturer: string | null;
+  deviceProduct: string | null;
+  deviceSerial: string | null;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+
+/** The original FIT bytes of a workout, byte for byte. */
+export interface WorkoutFilesTable {
+  workoutId: string;
+  userId: string;
+  bytes: Buffer;
+}
+
+/** Decoded time series of a workout, `{ channel: (number | null)[] }`: a cache filled on first read. */
+export interface WorkoutStreamsTable {
+  workoutId: string;
+  userId: string;
+  streams: ColumnType<Record<string, unknown>, string, string>;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -217,6 +320,11 @@ export interface Database {
   nutritionLogs: NutritionLogsTable;
   nutritionItems: NutritionItemsTable;
   rateLimitCounters: RateLimitCountersTable;
+  idempotencyKeys: IdempotencyKeysTable;
+  plannedWorkouts: PlannedWorkoutsTable;
+  workouts: WorkoutsTable;
+  workoutFiles: WorkoutFilesTable;
+  workoutStreams: WorkoutStreamsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -226,3 +334,5 @@ export type OauthClient = Selectable<OauthClientsTable>;
 export type WellnessRow = Selectable<WellnessTable>;
 export type NutritionLogRow = Selectable<NutritionLogsTable>;
 export type NutritionItemRow = Selectable<NutritionItemsTable>;
+export type PlannedWorkoutRow = Selectable<PlannedWorkoutsTable>;
+export type WorkoutRow = Selectable<WorkoutsTable>;

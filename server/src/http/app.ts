@@ -7,15 +7,20 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import { nutritionRoutes } from '../modules/nutrition/nutrition.routes.ts';
+import { plannedWorkoutsRoutes } from '../modules/planned-workouts/planned-workouts.routes.ts';
+import { profileRoutes } from '../modules/profile/profile.routes.ts';
 import { wellnessRoutes } from '../modules/wellness/wellness.routes.ts';
+import { workoutRoutes } from '../modules/workouts/workouts.routes.ts';
 import { purgeExpiredQueue } from '../queue/queues.ts';
 import { restBearerAuth } from './bearer-auth.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { idempotency } from './idempotency.middleware.ts';
 import { jsonBody } from './json-body.ts';
 import { discoveryRouter } from './oauth/discovery.router.ts';
 import { oauthRouter } from './oauth/oauth.router.ts';
 import { registrationRouter } from './oauth/registration.router.ts';
 import { servedOpenApiDocument } from './openapi.ts';
+import { withRestRateLimits } from './rate-limit.middleware.ts';
 import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts';
 import { developerPages } from './pages/developer.pages.ts';
 import { settingsPages } from './pages/settings.pages.ts';
@@ -62,12 +67,17 @@ export function createApp(deps: AppDeps): Express {
     {
       wellness: wellnessRoutes(deps),
       nutrition: nutritionRoutes(deps),
+      profile: profileRoutes(deps),
+      plannedWorkouts: plannedWorkoutsRoutes(deps),
+      workouts: workoutRoutes(deps),
     },
     app,
     {
       logInitialization: false,
       responseValidation: false,
-      globalMiddleware: [restBearerAuth(deps), jsonBody],
+      // Rate limits are counted while the token is looked up and decided first; no body is
+      // read before both pass. Idempotency needs the principal and the parsed body.
+      globalMiddleware: [withRestRateLimits(deps, restBearerAuth(deps)), jsonBody, idempotency(deps)],
       // Hand validation errors to our error handler: problem+json with each field's path.
       requestValidationErrorHandler: (error, _req, _res, next) => next(error),
     },

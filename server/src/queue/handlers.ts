@@ -8,7 +8,7 @@ export function jobHandlers(deps: { readonly db: Db }) {
   return [
     bindHandler(purgeExpiredQueue, async (payload, context) => {
       const removed = await purgeExpired(deps.db, payload.graceDays);
-      context.logger.info(removed, 'purged expired sessions and tokens');
+      context.logger.info(removed, 'purged expired rows');
     }),
   ];
 }

@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '../../db/database.ts';
-import { incrementCounter } from './rate-limit.repository.ts';
+import { incrementCounter, incrementCounters } from './rate-limit.repository.ts';
 
 export interface RateLimitOptions {
   /** What is limited, e.g. `dcr:ip:203.0.113.7`. */
@@ -26,11 +26,34 @@ export interface RateLimitResult {
 export async function consumeRateLimit(db: DbOrTrx, options: RateLimitOptions): Promise<RateLimitResult> {
   if (!Number.isInteger(options.limit) || options.limit < 1) throw new Error('rate limit must be at least 1');
   const hit = await incrementCounter(db, options.key, options.windowSecs);
+  return resultOf(hit, options.limit);
+}
+
+export interface RateLimitsOptions {
+  readonly windowSecs: number;
+  /** Distinct keys, each with its own limit (at least 1). */
+  readonly buckets: readonly Omit<RateLimitOptions, 'windowSecs'>[];
+}
+
+/** `consumeRateLimit` for several windows of one length at once: one statement, results in the order of `buckets`. */
+export async function consumeRateLimits(db: DbOrTrx, options: RateLimitsOptions): Promise<RateLimitResult[]> {
+  if (options.buckets.some((bucket) => !Number.isInteger(bucket.limit) || bucket.limit < 1)) {
+    throw new Error('rate limit must be at least 1');
+  }
+  const hits = await incrementCounters(
+    db,
+    options.buckets.map((bucket) => bucket.key),
+    options.windowSecs,
+  );
+  return hits.map((hit, index) => resultOf(hit, (options.buckets[index] as RateLimitOptions).limit));
+}
+
+function resultOf(hit: { count: number; resetSecs: number }, limit: number): RateLimitResult {
   return {
-    allowed: hit.count <= options.limit,
-    remaining: Math.max(0, options.limit - hit.count),
+    allowed: hit.count <= limit,
+    remaining: Math.max(0, limit - hit.count),
     resetSecs: hit.resetSecs,
-    limit: options.limit,
+    limit,
   };
 }
 

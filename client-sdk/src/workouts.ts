@@ -1,0 +1,61 @@
+import { FIT_MEDIA_TYPE } from '@pacer/contract';
+import { createPacerClient, type PacerClient, type PacerClientOptions } from './client.ts';
+
+export interface UploadFitInput {
+  /**
+   * The FIT file: a `Blob`/`File` (browsers, Node 20+), a Node `Buffer` or any
+   * `Uint8Array`, or (Node only) a path to read it from.
+   */
+  readonly file: Blob | Uint8Array | string;
+  /** Sent as the part's file name (default: a `File`'s own name, else `activity.fit`). */
+  readonly fileName?: string;
+  /** Display name; absent on a re-upload keeps the stored one. */
+  readonly name?: string;
+  /** Free-form JSON object (e.g. app version, device id); sent as a string part holding JSON. */
+  readonly metadata?: Record<string, unknown>;
+}
+
+/** Either a client made with `createPacerClient`, or what it takes. */
+export type UploadFitTarget = PacerClient | PacerClientOptions;
+
+/**
+ * The multipart form of `POST /api/workouts/upload-fit` with plain text
+ * parts. (The generated method, given an object, JSON-encodes every text part
+ * and accepts only a `File` for the file; this form needs neither.)
+ */
+export function buildFitUploadForm(input: UploadFitInput & { readonly file: Blob | Uint8Array }): FormData {
+  const form = new FormData();
+  const blob =
+    input.file instanceof Blob
+      ? input.file
+      : new Blob([input.file as Uint8Array<ArrayBuffer>], { type: FIT_MEDIA_TYPE });
+  const ownName = typeof File !== 'undefined' && input.file instanceof File ? input.file.name : undefined;
+  form.append('file', blob, input.fileName ?? ownName ?? 'activity.fit');
+  if (input.name !== undefined) form.append('name', input.name);
+  if (input.metadata !== undefined) form.append('metadata', JSON.stringify(input.metadata));
+  return form;
+}
+
+/**
+ * Upload a FIT file. Resolves to the typed response: 201 (a new workout),
+ * 200 (the same bytes were uploaded before: name and metadata updated, same
+ * id), or a problem document (413 too large, 422 not a valid FIT file, ...).
+ *
+ * ```ts
+ * const res = await uploadFit(pacer, { file: await readFile('ride.fit'), fileName: 'ride.fit', name: 'Morning ride' });
+ * if (res.status === 201 || res.status === 200) console.log(res.body.id, res.body.normalizedPower);
+ * ```
+ */
+export async function uploadFit(target: UploadFitTarget, input: UploadFitInput) {
+  const client = 'workouts' in target ? target : createPacerClient(target);
+  if (typeof input.file === 'string') {
+    // Node only: loaded on demand so browsers never see node:fs.
+    const { readFile } = await import('node:fs/promises');
+    const nodePath = await import('node:path');
+    const bytes = await readFile(input.file);
+    return client.workouts.uploadFit({
+      body: buildFitUploadForm({ ...input, file: bytes, fileName: input.fileName ?? nodePath.basename(input.file) }),
+    });
+  }
+  return client.workouts.uploadFit({ body: buildFitUploadForm({ ...input, file: input.file }) });
+}

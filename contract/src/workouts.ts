@@ -1,0 +1,277 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import {
+  DateRangeQuerySchema,
+  IdempotencyHeadersSchema,
+  LocalDateSchema,
+  ProblemSchema,
+  RawJsonSchema,
+  TimestampSchema,
+  notFoundResponses,
+  pageOf,
+  problemResponses,
+  requireScopes,
+  writeProblemResponses,
+} from './common.ts';
+
+const c = initContract();
+
+/** The media type of FIT files (IANA registration by ANT/Garmin). */
+export const FIT_MEDIA_TYPE = 'application/vnd.ant.fit';
+
+export const WORKOUT_NAME_MAX = 200;
+/** `metadata` is a small JSON object for the client's own use, not a data channel. */
+export const WORKOUT_METADATA_MAX_BYTES = 64 * 1024;
+export const STREAM_POINTS_MIN = 2;
+export const STREAM_POINTS_MAX = 100_000;
+
+const UuidSchema = z.uuid();
+
+/**
+ * A sport or sub-sport as the Garmin FIT profile names it, in camelCase
+ * (`cycling`, `running`, `indoorCycling`, `trail`); a number when the file
+ * carries a value the profile does not know.
+ */
+const FitEnumSchema = z.string().max(64);
+
+const seconds = (description: string) => z.number().min(0).nullable().describe(`${description}, seconds.`);
+const metres = (description: string) => z.number().nullable().describe(`${description}, metres.`);
+const bpm = (description: string) => z.number().min(0).nullable().describe(`${description}, bpm.`);
+const watts = (description: string) => z.number().min(0).nullable().describe(`${description}, watts.`);
+
+/** The measures a workout and each of its laps share. */
+const summaryShape = {
+  elapsedSecs: seconds('Wall-clock time from start to end, pauses included'),
+  movingSecs: seconds('Time in motion'),
+  distanceMeters: metres('Distance'),
+  ascentMeters: metres('Total ascent'),
+  avgHr: bpm('Average heart rate'),
+  maxHr: bpm('Maximum heart rate'),
+  avgPower: watts('Average power'),
+  maxPower: watts('Maximum power'),
+  normalizedPower: watts(
+    'Normalized power (Coggan): the fourth root of the mean of the fourth powers of the 30-second rolling average power',
+  ),
+  avgCadence: z.number().min(0).nullable().describe('Average cadence, rpm (cycling) or steps per minute (running).'),
+  calories: z.number().min(0).nullable().describe('Energy expended, kcal.'),
+} as const;
+
+export const WorkoutLapSchema = z
+  .object({
+    index: z.number().int().min(0).describe('Position of the lap, from 0.'),
+    startTime: TimestampSchema.describe('Start of the lap, UTC.'),
+    ...summaryShape,
+  })
+  .meta({ title: 'WorkoutLap' });
+export type WorkoutLap = z.infer<typeof WorkoutLapSchema>;
+
+export const WorkoutDeviceSchema = z
+  .object({
+    manufacturer: z.string().nullable().describe('Manufacturer as the FIT profile names it, e.g. `garmin`.'),
+    product: z.string().nullable().describe('Product name (e.g. `edge1040`) or number.'),
+    serial: z.string().nullable().describe('Serial number of the recording device.'),
+  })
+  .meta({ title: 'WorkoutDevice' });
+export type WorkoutDevice = z.infer<typeof WorkoutDeviceSchema>;
+
+export const WorkoutSchema = z
+  .object({
+    id: UuidSchema,
+    name: z.string(),
+    metadata: RawJsonSchema.describe('The `metadata` object last uploaded with the file, kept verbatim.'),
+    sport: FitEnumSchema.describe('Sport, e.g. `cycling`, `running`, `swimming`, `generic`.'),
+    subSport: FitEnumSchema.nullable().describe('Sub-sport, e.g. `road`, `indoorCycling`, `trail`.'),
+    startTime: TimestampSchema.describe('Start of the activity, UTC.'),
+    localDate: LocalDateSchema.describe(
+      "Calendar date of the start in the activity's own time zone offset when the file records one, otherwise in the profile time zone.",
+    ),
+    ...summaryShape,
+    trainingStress: z
+      .number()
+      .min(0)
+      .nullable()
+      .describe(
+        'Training Stress Score (Coggan): secs × NP × IF / (FTP × 3600) × 100 with IF = NP / FTP and secs the moving time, using the profile FTP at upload; `null` without power or without an FTP in the profile.',
+      ),
+    laps: z.array(WorkoutLapSchema),
+    device: WorkoutDeviceSchema,
+    possibleDuplicateOf: UuidSchema.nullable().describe(
+      'Another of your workouts recorded by the same device (serial) with the same start time: probably the same activity from another source.',
+    ),
+    file: z.object({
+      sha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .describe('SHA-256 of the original file, hex; uploads are keyed on it.'),
+      sizeBytes: z.number().int().min(0),
+      fileName: z.string().nullable().describe('File name the client sent, if any.'),
+    }),
+    source: z.string().describe('Client id of the app that first uploaded the file.'),
+    createdAt: TimestampSchema,
+    updatedAt: TimestampSchema,
+  })
+  .meta({ title: 'Workout' });
+export type Workout = z.infer<typeof WorkoutSchema>;
+
+/**
+ * The multipart form of an upload. `metadata` travels as a string that holds
+ * a JSON object (specification §2.4); in OpenAPI an object property of a
+ * multipart body is a JSON part, and the typed client JSON-encodes it.
+ */
+export const WorkoutUploadSchema = z
+  .object({
+    file: z
+      .custom<File>()
+      .meta({ type: 'string', format: 'binary' })
+      .describe(`The original FIT file, at most \`PACER_MAX_UPLOAD_BYTES\` (default 25 MiB).`),
+    name: z
+      .string()
+      .min(1)
+      .max(WORKOUT_NAME_MAX)
+      .optional()
+      .describe(
+        'Display name. Default on a first upload: time of day and sport (`Morning ride`); absent on a re-upload: the stored name stays.',
+      ),
+    metadata: RawJsonSchema.optional().describe(
+      `Free-form client metadata: a JSON object in a string field, at most ${WORKOUT_METADATA_MAX_BYTES / 1024} KiB. Absent on a re-upload: the stored metadata stays.`,
+    ),
+  })
+  .meta({ title: 'WorkoutUpload' });
+export type WorkoutUpload = z.infer<typeof WorkoutUploadSchema>;
+
+export const WorkoutListQuerySchema = DateRangeQuerySchema.extend({
+  sport: FitEnumSchema.optional().describe('Only workouts of this sport, e.g. `cycling`.'),
+});
+export type WorkoutListQuery = z.infer<typeof WorkoutListQuerySchema>;
+
+const StreamChannel = (description: string) =>
+  z
+    .array(z.number().nullable())
+    .nullable()
+    .describe(`${description}; \`null\` when the file has none, a \`null\` item where a sample has none.`);
+
+export const WorkoutStreamsSchema = z
+  .object({
+    workoutId: UuidSchema,
+    startTime: TimestampSchema,
+    points: z.number().int().min(0).describe('Samples in each array of this answer.'),
+    originalPoints: z.number().int().min(0).describe('Samples recorded in the file.'),
+    time: z.array(z.number()).describe('Seconds since `startTime`.'),
+    heartRate: StreamChannel('Heart rate, bpm'),
+    power: StreamChannel('Power, watts'),
+    cadence: StreamChannel('Cadence, rpm or steps per minute'),
+    speed: StreamChannel('Speed, metres per second'),
+    altitude: StreamChannel('Altitude, metres'),
+    distance: StreamChannel('Distance from the start, metres'),
+    latitude: StreamChannel('Latitude, degrees (FIT semicircles × 180 / 2^31)'),
+    longitude: StreamChannel('Longitude, degrees (FIT semicircles × 180 / 2^31)'),
+  })
+  .meta({ title: 'WorkoutStreams' });
+export type WorkoutStreams = z.infer<typeof WorkoutStreamsSchema>;
+
+const WorkoutIdParams = z.object({ id: UuidSchema.describe('The workout id.') });
+
+export const workoutsContract = c.router({
+  uploadFit: {
+    method: 'POST',
+    path: '/api/workouts/upload-fit',
+    summary: 'Upload a FIT activity file',
+    description:
+      'Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update `name` and `metadata` and answer the same workout (200). A file that is not FIT, fails its CRC or is truncated is refused with 422 and nothing is stored.',
+    contentType: 'multipart/form-data',
+    body: WorkoutUploadSchema,
+    headers: IdempotencyHeadersSchema,
+    responses: {
+      200: WorkoutSchema.describe('The file was uploaded before; its workout was updated.'),
+      201: WorkoutSchema.describe('The workout was created.'),
+      ...writeProblemResponses,
+      413: ProblemSchema.describe('The file is larger than `PACER_MAX_UPLOAD_BYTES`, or `metadata` over 64 KiB.'),
+      415: ProblemSchema.describe('The body is not `multipart/form-data`.'),
+      422: ProblemSchema.describe(
+        "The file is not a valid FIT activity (not FIT, CRC mismatch, truncated: code `unprocessable`, `detail` carries the decoder's reason), or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).",
+      ),
+    },
+    metadata: requireScopes('workout:write'),
+    strictStatusCodes: true,
+  },
+  listWorkouts: {
+    method: 'GET',
+    path: '/api/workouts',
+    summary: 'List workouts in a date range, newest first',
+    query: WorkoutListQuerySchema,
+    responses: {
+      200: pageOf(WorkoutSchema).meta({ title: 'WorkoutPage' }),
+      ...problemResponses,
+    },
+    metadata: requireScopes('workout:read'),
+    strictStatusCodes: true,
+  },
+  getWorkout: {
+    method: 'GET',
+    path: '/api/workouts/:id',
+    summary: 'Read one workout',
+    pathParams: WorkoutIdParams,
+    responses: {
+      200: WorkoutSchema,
+      ...problemResponses,
+      ...notFoundResponses,
+    },
+    metadata: requireScopes('workout:read'),
+    strictStatusCodes: true,
+  },
+  getWorkoutFile: {
+    method: 'GET',
+    path: '/api/workouts/:id/file',
+    summary: 'Download the original FIT file',
+    description: 'The bytes exactly as uploaded, as `application/vnd.ant.fit`.',
+    pathParams: WorkoutIdParams,
+    responses: {
+      200: c.otherResponse({
+        contentType: FIT_MEDIA_TYPE,
+        body: z.custom<Blob>().meta({ type: 'string', format: 'binary' }),
+      }),
+      ...problemResponses,
+      ...notFoundResponses,
+    },
+    metadata: requireScopes('workout:read'),
+    strictStatusCodes: true,
+  },
+  getWorkoutStreams: {
+    method: 'GET',
+    path: '/api/workouts/:id/streams',
+    summary: 'Read the time series of a workout',
+    description:
+      'One array per channel, index-aligned with `time`. With `maxPoints`, the samples are cut into at most that many runs of consecutive samples: heart rate, power, cadence, speed and altitude are the mean of each run; time, distance and position are those of its first sample.',
+    pathParams: WorkoutIdParams,
+    query: z.strictObject({
+      maxPoints: z.coerce
+        .number()
+        .int()
+        .min(STREAM_POINTS_MIN)
+        .max(STREAM_POINTS_MAX)
+        .optional()
+        .describe('Down-sample to at most this many points.'),
+    }),
+    responses: {
+      200: WorkoutStreamsSchema,
+      ...problemResponses,
+      ...notFoundResponses,
+    },
+    metadata: requireScopes('workout:read'),
+    strictStatusCodes: true,
+  },
+  deleteWorkout: {
+    method: 'DELETE',
+    path: '/api/workouts/:id',
+    summary: 'Delete a workout and its file',
+    pathParams: WorkoutIdParams,
+    headers: IdempotencyHeadersSchema,
+    responses: {
+      204: c.noBody(),
+      ...writeProblemResponses,
+      ...notFoundResponses,
+    },
+    metadata: requireScopes('workout:write'),
+    strictStatusCodes: true,
+  },
+});

@@ -1,0 +1,138 @@
+import type { Request, RequestHandler } from 'express';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { AppError } from '../errors.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import {
+  consumeRateLimits,
+  type RateLimitOptions,
+  rateLimitHeaders,
+  type RateLimitResult,
+} from '../modules/rate-limit/rate-limit.service.ts';
+
+/** Limits are per minute (`PACER_RATE_LIMIT_*_PER_MINUTE`). */
+export const RATE_LIMIT_WINDOW_SECS = 60;
+
+/** The FIT upload route; any other multipart route counts as an upload too. */
+export const UPLOAD_ROUTE = { method: 'POST', path: '/api/workouts/upload-fit' } as const;
+
+export type RateLimitBucket = 'requests' | 'uploads';
+
+interface RouteInfo {
+  readonly method: string;
+  readonly path: string;
+  readonly contentType?: string;
+}
+
+/** Uploads count against their own, smaller bucket instead of the token's request bucket. */
+export function rateLimitBucketOf(route: RouteInfo): RateLimitBucket {
+  if (route.contentType === 'multipart/form-data') return 'uploads';
+  return route.method === UPLOAD_ROUTE.method && route.path === UPLOAD_ROUTE.path ? 'uploads' : 'requests';
+}
+
+/** The peer address (no `trust proxy`: behind a proxy every client shares the proxy's address). */
+export function clientIpOf(req: Request): string {
+  const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  return ip.startsWith('::ffff:') ? ip.slice('::ffff:'.length) : ip;
+}
+
+const BEARER = /^Bearer +(\S+)$/i;
+
+interface Bucket extends Omit<RateLimitOptions, 'windowSecs'> {
+  /** Ends the 429's detail: "Too many requests {what}". */
+  readonly what: string;
+}
+
+/** The buckets a request counts against: its address, and the token it presents (if any). */
+function bucketsOf(req: Request, route: RouteInfo, limits: Config['rateLimits']): Bucket[] {
+  const buckets: Bucket[] = [];
+  if (limits.perIp > 0) {
+    buckets.push({ key: `rest:ip:${clientIpOf(req)}`, limit: limits.perIp, what: 'from this address' });
+  }
+  const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+  if (token !== undefined) {
+    const bucket = rateLimitBucketOf(route);
+    const limit = bucket === 'uploads' ? limits.uploads : limits.perToken;
+    if (limit > 0) {
+      // Keyed by the token's SHA-256, the form tokens are stored in: never the token itself.
+      const key = `rest:${bucket}:token:${sha256Hex(token)}`;
+      buckets.push({ key, limit, what: bucket === 'uploads' ? 'uploads with this token' : 'with this token' });
+    }
+  }
+  return buckets;
+}
+
+/** The window to report: a refused one first (the address before the token), else the one with the fewest hits left. */
+function tightestOf(results: readonly RateLimitResult[]): number {
+  let chosen = 0;
+  results.forEach((result, index) => {
+    const current = results[chosen] as RateLimitResult;
+    if (current.allowed && (!result.allowed || result.remaining < current.remaining)) chosen = index;
+  });
+  return chosen;
+}
+
+export interface RateLimitDeps {
+  readonly config: Config;
+  readonly db: Db;
+}
+
+type Counted = { readonly results: readonly RateLimitResult[] } | { readonly error: unknown };
+
+/**
+ * REST rate limits (DESIGN.md §3): per client address and per access token,
+ * each a fixed one-minute window held in PostgreSQL, so every API process
+ * counts against the same window. `RateLimit-*` headers on every answer (the
+ * tightest window), 429 + `Retry-After` once a window is spent.
+ *
+ * Wraps the authentication middleware: both windows are bumped in one
+ * upsert statement while the token is looked up, so the limits add no round
+ * trip to a request's latency. The verdict comes first: an address
+ * or token over its limit gets 429 whatever the token is worth, and requests
+ * without a token are counted too, so floods of unauthenticated requests are
+ * refused. The token's window is keyed by the token presented; an invalid
+ * token's window is harmless, the address window bounds how many there are.
+ */
+export function withRestRateLimits(deps: RateLimitDeps, authenticate: RequestHandler): RequestHandler {
+  const limits = deps.config.rateLimits;
+  return (req, res, next) => {
+    const route = (req as { tsRestRoute?: RouteInfo }).tsRestRoute;
+    const buckets = route ? bucketsOf(req, route, limits) : [];
+    if (buckets.length === 0) {
+      authenticate(req, res, next);
+      return;
+    }
+    // Settled at once into a value, so a database error is never an unhandled rejection while auth runs.
+    const counted: Promise<Counted> = consumeRateLimits(deps.db, {
+      windowSecs: RATE_LIMIT_WINDOW_SECS,
+      buckets: buckets.map((bucket) => ({ key: bucket.key, limit: bucket.limit })),
+    }).then(
+      (results) => ({ results }),
+      (error: unknown) => ({ error }),
+    );
+    authenticate(req, res, (authOutcome?: unknown) => {
+      void counted.then((outcome) => {
+        if ('error' in outcome) {
+          next(outcome.error);
+          return;
+        }
+        const index = tightestOf(outcome.results);
+        const result = outcome.results[index] as RateLimitResult;
+        const headers = rateLimitHeaders(result);
+        if (!result.allowed) {
+          const what = (buckets[index] as Bucket).what;
+          next(
+            new AppError(
+              'rate_limited',
+              `Too many requests ${what}: at most ${result.limit} per minute. Retry in ${result.resetSecs} s.`,
+              { headers },
+            ),
+          );
+          return;
+        }
+        res.set(headers);
+        next(authOutcome);
+      });
+    });
+  };
+}

@@ -1,0 +1,140 @@
+import type {
+  PlannedStructure,
+  PlannedWorkout,
+  PlannedWorkoutCreate,
+  PlannedWorkoutListQuery,
+  PlannedWorkoutPatch,
+} from '@pacer/contract';
+import type { Db } from '../../db/database.ts';
+import type { PlannedWorkoutRow } from '../../db/tables.ts';
+import { AppError } from '../../errors.ts';
+import { resolveDatePage } from '../../lib/date-range.ts';
+import { localDateOf, resolveLocalDate } from '../../lib/dates.ts';
+import type { TokenPrincipal } from '../oauth/token.service.ts';
+import { decodePlannedWorkoutCursor, encodePlannedWorkoutCursor } from './planned-workouts.cursor.ts';
+import {
+  deletePlannedWorkout,
+  findPlannedWorkout,
+  insertPlannedWorkout,
+  listPlannedWorkouts,
+  updatePlannedWorkout,
+  type PlannedWorkoutValues,
+} from './planned-workouts.repository.ts';
+
+/** The same answer for an unknown id and another user's id (never a 403 that leaks existence). */
+function notFound(id: string): AppError {
+  return new AppError('not_found', `No planned workout ${id}.`);
+}
+
+/** The optional fields as columns: present overwrite, `null` clears, absent are left out. */
+function valuesOf(input: PlannedWorkoutPatch, timeZone: string): PlannedWorkoutValues {
+  const values: { -readonly [K in keyof PlannedWorkoutValues]: PlannedWorkoutValues[K] } = {};
+  if (input.date !== undefined) values.date = resolveLocalDate(input.date, timeZone);
+  if (input.timeOfDay !== undefined) values.timeOfDay = input.timeOfDay;
+  if (input.sport !== undefined) values.sport = input.sport;
+  if (input.title !== undefined) values.title = input.title;
+  if (input.description !== undefined) values.description = input.description;
+  if (input.durationSecs !== undefined) values.durationSecs = input.durationSecs;
+  if (input.trainingStress !== undefined) values.trainingStress = input.trainingStress;
+  if (input.structure !== undefined) {
+    values.structure = input.structure === null ? null : JSON.stringify(input.structure);
+  }
+  return values;
+}
+
+/**
+ * Plan a workout. The date is the user's calendar date (a timestamp is read
+ * as DESIGN.md §3 "Dates" says); the calling app is recorded as its source.
+ */
+export async function createPlannedWorkout(
+  db: Db,
+  principal: TokenPrincipal,
+  input: PlannedWorkoutCreate,
+): Promise<PlannedWorkout> {
+  const row = await insertPlannedWorkout(db, {
+    ...valuesOf(input, principal.timeZone),
+    userId: principal.userId,
+    date: resolveLocalDate(input.date, principal.timeZone),
+    sport: input.sport,
+    title: input.title,
+    source: principal.clientId,
+  });
+  return toPlannedWorkout(row);
+}
+
+export async function getPlannedWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<PlannedWorkout> {
+  const row = await findPlannedWorkout(db, principal.userId, id);
+  if (!row) throw notFound(id);
+  return toPlannedWorkout(row);
+}
+
+/** Merge top-level fields; `structure` is replaced whole. An empty patch answers the stored workout. */
+export async function patchPlannedWorkout(
+  db: Db,
+  principal: TokenPrincipal,
+  id: string,
+  patch: PlannedWorkoutPatch,
+): Promise<PlannedWorkout> {
+  const values = valuesOf(patch, principal.timeZone);
+  const row =
+    Object.keys(values).length === 0
+      ? await findPlannedWorkout(db, principal.userId, id)
+      : await updatePlannedWorkout(db, principal.userId, id, values);
+  if (!row) throw notFound(id);
+  return toPlannedWorkout(row);
+}
+
+export async function removePlannedWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<void> {
+  if (!(await deletePlannedWorkout(db, principal.userId, id))) throw notFound(id);
+}
+
+/**
+ * A page in (date, start time, id) order. With neither bound, the range
+ * starts today in the user's time zone: a plan is read ahead, not back.
+ */
+export async function listPlannedWorkoutPage(
+  db: Db,
+  principal: TokenPrincipal,
+  query: PlannedWorkoutListQuery,
+): Promise<{ items: PlannedWorkout[]; nextCursor: string | null }> {
+  const { cursor, ...range } = query;
+  const page = resolveDatePage(
+    range.from === undefined && range.to === undefined
+      ? { ...range, from: localDateOf(new Date(), principal.timeZone) }
+      : range,
+    principal.timeZone,
+  );
+  const rows = await listPlannedWorkouts(db, principal.userId, {
+    from: page.from,
+    to: page.to,
+    after: cursor === undefined ? undefined : decodePlannedWorkoutCursor(cursor),
+    limit: page.limit,
+  });
+  const shown = rows.slice(0, page.limit);
+  const last = shown.at(-1);
+  return {
+    items: shown.map(toPlannedWorkout),
+    nextCursor:
+      rows.length > page.limit && last
+        ? encodePlannedWorkoutCursor({ date: last.date, time: last.timeOfDay ?? '', id: last.id })
+        : null,
+  };
+}
+
+export function toPlannedWorkout(row: PlannedWorkoutRow): PlannedWorkout {
+  return {
+    id: row.id,
+    date: row.date,
+    timeOfDay: row.timeOfDay,
+    sport: row.sport,
+    title: row.title,
+    description: row.description,
+    durationSecs: row.durationSecs,
+    trainingStress: row.trainingStress,
+    // Stored only after the contract validated it.
+    structure: row.structure as PlannedStructure | null,
+    source: row.source,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,24 @@
+/**
+ * Worker-thread entry of the FIT decoder pool (fit-decoder.pool.ts). It is
+ * loaded by Node itself, not by a bundler: it imports only Node built-ins,
+ * @garmin/fitsdk and relative `.ts` files with erasable syntax, so it runs
+ * under Node's type stripping both in the server and under vitest.
+ */
+import { parentPort } from 'node:worker_threads';
+import { decodeFitActivity, decodeFitStreams } from './fit-activity.ts';
+import type { DecodeReply, DecodeTask } from './fit-decoder.pool.ts';
+
+const port = parentPort;
+if (!port) throw new Error('fit-decode.worker.ts runs only as a worker thread');
+
+port.on('message', (task: DecodeTask) => {
+  let reply: DecodeReply;
+  try {
+    const outcome = task.kind === 'streams' ? decodeFitStreams(task.bytes) : decodeFitActivity(task.bytes);
+    reply = { id: task.id, outcome };
+  } catch (error) {
+    // A bug in our summary code, not a bad file: the pool turns it into a 500.
+    reply = { id: task.id, failure: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  }
+  port.postMessage(reply);
+});

@@ -1,0 +1,181 @@
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
+
+/**
+ * A small pool of worker threads that decode FIT files, so a 10-hour file
+ * (about a second of CPU) never blocks the event loop that serves other
+ * requests. One worker per CPU the process may use
+ * (`os.availableParallelism()`), started on first use; tasks beyond that wait
+ * in a queue. Workers are `unref()`ed: an idle pool never keeps the process
+ * alive, so it needs no shutdown hook.
+ */
+
+/** `activity`: the workout record (upload); `streams`: the time series (first read of the streams). */
+export type DecodeKind = 'activity' | 'streams';
+export interface DecodeTask {
+  readonly id: number;
+  readonly kind: DecodeKind;
+  readonly bytes: Uint8Array;
+}
+export type DecodeOutcome = FitDecodeOutcome | FitStreamsOutcome;
+export type DecodeReply =
+  { readonly id: number; readonly outcome: DecodeOutcome } | { readonly id: number; readonly failure: string };
+
+export interface FitDecoderPoolOptions {
+  /** Worker threads at most; default `os.availableParallelism()`. */
+  readonly size?: number;
+  /** A decode running longer than this is abandoned and its worker replaced. */
+  readonly timeoutMs?: number;
+  /** V8 old-space cap per worker: a hostile file fails alone instead of exhausting the process. */
+  readonly maxOldGenerationSizeMb?: number;
+}
+
+/** The file could not be decoded within the pool's limits (time, memory): the file's fault, not ours. */
+export class FitDecoderError extends Error {
+  override readonly name = 'FitDecoderError';
+}
+
+interface Pending {
+  readonly task: DecodeTask;
+  readonly transfer: ArrayBuffer[];
+  readonly resolve: (outcome: DecodeOutcome) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  current: (Pending & { timer: NodeJS.Timeout }) | undefined;
+}
+
+const WORKER_URL = new URL('./fit-decode.worker.ts', import.meta.url);
+
+/**
+ * The worker is a `.ts` file. Node strips its types natively from 22.18/23.6;
+ * older 22.x need the flag, which Worker accepts in `execArgv`. The parent's
+ * own flags (e.g. `--conditions`) are kept.
+ */
+function workerExecArgv(): string[] {
+  const flags = [...process.execArgv];
+  const stripsTypes = Boolean((process.features as { typescript?: unknown }).typescript);
+  if (!stripsTypes && !flags.includes('--experimental-strip-types')) flags.push('--experimental-strip-types');
+  if (!flags.some((flag) => flag.startsWith('--disable-warning=ExperimentalWarning'))) {
+    flags.push('--disable-warning=ExperimentalWarning');
+  }
+  return flags;
+}
+
+export class FitDecoderPool {
+  readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly maxOldGenerationSizeMb: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(options: FitDecoderPoolOptions = {}) {
+    this.size = Math.max(1, options.size ?? os.availableParallelism());
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.maxOldGenerationSizeMb = options.maxOldGenerationSizeMb ?? 512;
+  }
+
+  /**
+   * The workout record of a file, decoded in a worker. Resolves with the
+   * outcome (a bad file is an outcome);
+   * rejects with a `FitDecoderError` when the worker ran out of time or memory
+   * on it, with a plain `Error` when our own code failed.
+   */
+  decodeActivity(bytes: Uint8Array): Promise<FitDecodeOutcome> {
+    return this.run('activity', bytes) as Promise<FitDecodeOutcome>;
+  }
+
+  /** The streams of a file; rejects like `decodeActivity`. */
+  decodeStreams(bytes: Uint8Array): Promise<FitStreamsOutcome> {
+    return this.run('streams', bytes) as Promise<FitStreamsOutcome>;
+  }
+
+  private run(kind: DecodeKind, bytes: Uint8Array): Promise<DecodeOutcome> {
+    if (this.closed) return Promise.reject(new FitDecoderError('the FIT decoder pool is closed'));
+    // A private copy that can be moved to the worker without copying again;
+    // the caller keeps its own bytes to store.
+    const copy = new Uint8Array(bytes);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task: { id: this.nextId++, kind, bytes: copy }, transfer: [copy.buffer], resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Stop every worker; queued and running decodes reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pending of this.queue.splice(0)) pending.reject(new FitDecoderError('the FIT decoder pool closed'));
+    await Promise.all(this.slots.splice(0).map((slot) => this.retire(slot, 'the FIT decoder pool closed')));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      let slot = this.slots.find((candidate) => candidate.current === undefined);
+      if (!slot && this.slots.length < this.size) slot = this.spawn();
+      if (!slot) return;
+      const pending = this.queue.shift() as Pending;
+      const timer = setTimeout(() => {
+        void this.retire(slot, `decoding took longer than ${this.timeoutMs} ms`);
+      }, this.timeoutMs);
+      timer.unref();
+      slot.current = { ...pending, timer };
+      slot.worker.ref();
+      slot.worker.postMessage(pending.task, pending.transfer);
+    }
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(WORKER_URL, {
+      execArgv: workerExecArgv(),
+      resourceLimits: { maxOldGenerationSizeMb: this.maxOldGenerationSizeMb },
+      name: 'pacer-fit-decoder',
+    });
+    worker.unref();
+    const slot: Slot = { worker, current: undefined };
+    worker.on('message', (reply: DecodeReply) => {
+      const current = slot.current;
+      if (!current || current.task.id !== reply.id) return;
+      clearTimeout(current.timer);
+      slot.current = undefined;
+      worker.unref();
+      if ('outcome' in reply) current.resolve(reply.outcome);
+      else current.reject(new Error(`the FIT decoder failed: ${reply.failure}`));
+      this.dispatch();
+    });
+    worker.on('error', (error: Error) => {
+      void this.retire(slot, `the FIT decoder worker crashed: ${error.message}`);
+    });
+    worker.on('exit', () => {
+      void this.retire(slot, 'the FIT decoder worker exited');
+    });
+    this.slots.push(slot);
+    return slot;
+  }
+
+  /** Take a worker out of the pool, failing its task; queued tasks go to a fresh worker. */
+  private async retire(slot: Slot, reason: string): Promise<void> {
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
+    const current = slot.current;
+    slot.current = undefined;
+    if (current) {
+      clearTimeout(current.timer);
+      current.reject(new FitDecoderError(reason));
+    }
+    await slot.worker.terminate();
+    if (!this.closed) this.dispatch();
+  }
+}
+
+let shared: FitDecoderPool | undefined;
+
+/** The process's pool, shared by every app instance in it (tests run several). */
+export function sharedFitDecoderPool(): FitDecoderPool {
+  shared ??= new FitDecoderPool();
+  return shared;
+}

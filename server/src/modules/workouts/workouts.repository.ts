@@ -1,0 +1,198 @@
+import { type Insertable, sql } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
+import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
+
+/** A workout row with the id of another workout that looks like the same activity. */
+export type WorkoutWithDuplicate = WorkoutRow & { possibleDuplicateOf: string | null };
+
+/**
+ * Another of the user's workouts from the same device (serial) with the same
+ * start time: the same activity that reached us twice (e.g. from the watch's
+ * app and from a training platform, with different bytes). The oldest wins.
+ */
+function possibleDuplicateOf() {
+  return sql<string | null>`(
+    SELECT other.id FROM workouts AS other
+    WHERE other.user_id = workouts.user_id
+      AND other.device_serial = workouts.device_serial
+      AND other.start_time = workouts.start_time
+      AND other.id <> workouts.id
+    ORDER BY other.created_at, other.id
+    LIMIT 1
+  )`.as('possibleDuplicateOf');
+}
+
+export async function findWorkout(db: DbOrTrx, userId: string, id: string): Promise<WorkoutWithDuplicate | undefined> {
+  return db
+    .selectFrom('workouts')
+    .selectAll()
+    .select(possibleDuplicateOf())
+    .where('userId', '=', userId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function findWorkoutIdByFile(db: DbOrTrx, userId: string, sha256: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('workouts')
+    .select('id')
+    .where('userId', '=', userId)
+    .where('fileSha256', '=', sha256)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export type NewWorkoutRow = Insertable<WorkoutsTable>;
+
+/** What a re-upload of the same bytes may change; absent fields keep their value. */
+export interface WorkoutRelabel {
+  readonly name?: string;
+  /** JSON text of the metadata object. */
+  readonly metadata?: string;
+}
+
+/**
+ * Insert, or on the (user, file hash) key update only what a re-upload
+ * changes, in one statement: concurrent identical uploads serialise on the
+ * unique index and exactly one of them creates the row. `xmax = 0` is true
+ * only for the row version this statement inserted.
+ */
+export async function upsertWorkout(
+  db: DbOrTrx,
+  row: NewWorkoutRow,
+  relabel: WorkoutRelabel,
+): Promise<{ id: string; created: boolean }> {
+  const result = await db
+    .insertInto('workouts')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['userId', 'fileSha256']).doUpdateSet((eb) => ({
+        updatedAt: sql`now()`,
+        ...(relabel.name === undefined ? {} : { name: eb.ref('excluded.name') }),
+        ...(relabel.metadata === undefined ? {} : { metadata: eb.ref('excluded.metadata') }),
+      })),
+    )
+    .returning('id')
+    .returning(sql<boolean>`(xmax = 0)`.as('created'))
+    .executeTakeFirstOrThrow();
+  return { id: result.id, created: result.created };
+}
+
+/** A re-upload of known bytes: relabel without decoding again. `undefined` when the row is gone. */
+export async function relabelWorkout(
+  db: DbOrTrx,
+  userId: string,
+  id: string,
+  relabel: WorkoutRelabel,
+): Promise<string | undefined> {
+  const row = await db
+    .updateTable('workouts')
+    .set({ ...relabel, updatedAt: sql`now()` })
+    .where('userId', '=', userId)
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export async function insertWorkoutFile(
+  db: DbOrTrx,
+  file: { workoutId: string; userId: string; bytes: Buffer },
+): Promise<void> {
+  await db.insertInto('workoutFiles').values(file).execute();
+}
+
+/**
+ * Keep decoded streams for the next read. Only while the workout exists (a
+ * delete may have won the race), and the first writer wins.
+ */
+export async function cacheWorkoutStreams(
+  db: DbOrTrx,
+  streams: { workoutId: string; userId: string; streamsJson: string },
+): Promise<void> {
+  await db
+    .insertInto('workoutStreams')
+    .columns(['workoutId', 'userId', 'streams'])
+    .expression(
+      db
+        .selectFrom('workouts')
+        .select(['id', 'userId', sql<string>`${streams.streamsJson}::json`.as('streams')])
+        .where('id', '=', streams.workoutId)
+        .where('userId', '=', streams.userId),
+    )
+    .onConflict((oc) => oc.column('workoutId').doNothing())
+    .execute();
+}
+
+export interface WorkoutWindow {
+  /** Local dates, inclusive. */
+  readonly from: string;
+  readonly to: string;
+  readonly sport: string | undefined;
+  /** Keyset: only rows strictly before this (startTime, id), newest first. */
+  readonly before: { readonly startTime: Date; readonly id: string } | undefined;
+  readonly limit: number;
+}
+
+/** Rows in the window, newest first; one more than `limit` tells the caller another page exists. */
+export async function listWorkouts(
+  db: DbOrTrx,
+  userId: string,
+  window: WorkoutWindow,
+): Promise<WorkoutWithDuplicate[]> {
+  let query = db
+    .selectFrom('workouts')
+    .selectAll()
+    .select(possibleDuplicateOf())
+    .where('userId', '=', userId)
+    .where('localDate', '>=', window.from)
+    .where('localDate', '<=', window.to);
+  if (window.sport !== undefined) query = query.where('sport', '=', window.sport);
+  if (window.before !== undefined) {
+    const { startTime, id } = window.before;
+    query = query.where(sql<boolean>`(start_time, id) < (${startTime}, ${id}::uuid)`);
+  }
+  return query
+    .orderBy('startTime', 'desc')
+    .orderBy('id', 'desc')
+    .limit(window.limit + 1)
+    .execute();
+}
+
+export async function findWorkoutFile(
+  db: DbOrTrx,
+  userId: string,
+  id: string,
+): Promise<{ bytes: Buffer; name: string; fileName: string | null; fileSha256: string } | undefined> {
+  return db
+    .selectFrom('workoutFiles')
+    .innerJoin('workouts', 'workouts.id', 'workoutFiles.workoutId')
+    .select(['workoutFiles.bytes', 'workouts.name', 'workouts.fileName', 'workouts.fileSha256'])
+    .where('workoutFiles.userId', '=', userId)
+    .where('workoutFiles.workoutId', '=', id)
+    .executeTakeFirst();
+}
+
+/** The workout's start and its cached streams (`null` until first decoded); `undefined`: no such workout. */
+export async function findWorkoutStreams(
+  db: DbOrTrx,
+  userId: string,
+  id: string,
+): Promise<{ startTime: Date; streamsJson: string | null } | undefined> {
+  return (
+    db
+      .selectFrom('workouts')
+      .leftJoin('workoutStreams', 'workoutStreams.workoutId', 'workouts.id')
+      // As text: the service parses it once.
+      .select(['workouts.startTime', sql<string | null>`workout_streams.streams::text`.as('streamsJson')])
+      .where('workouts.userId', '=', userId)
+      .where('workouts.id', '=', id)
+      .executeTakeFirst()
+  );
+}
+
+/** `true` when the user's workout existed and is gone (its file and streams cascade). */
+export async function deleteWorkout(db: DbOrTrx, userId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('workouts').where('userId', '=', userId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

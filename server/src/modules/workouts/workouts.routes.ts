@@ -1,0 +1,64 @@
+import { contract } from '@pacer/contract';
+import { initServer } from '@ts-rest/express';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import { principalOf } from '../../http/bearer-auth.ts';
+import { sharedFitDecoderPool, type FitDecoderPool } from './fit-decoder.pool.ts';
+import { parseFitUpload, type FitUpload } from './fit-upload.middleware.ts';
+import {
+  getWorkout,
+  getWorkoutFile,
+  getWorkoutStreams,
+  listWorkoutPage,
+  removeWorkout,
+  uploadFitWorkout,
+} from './workouts.service.ts';
+
+const s = initServer();
+
+/** RFC 6266 §4.3: an ASCII `filename` for old clients, the exact name in `filename*` (RFC 8187). */
+function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
+function uploadOf(res: { locals: Express.Locals }): FitUpload {
+  const upload = res.locals.fitUpload;
+  if (!upload) throw new Error('upload-fit reached its handler without the multipart middleware');
+  return upload;
+}
+
+export function workoutRoutes(deps: { readonly db: Db; readonly config: Config; readonly decoder?: FitDecoderPool }) {
+  const services = { db: deps.db, decoder: deps.decoder ?? sharedFitDecoderPool() };
+  return s.router(contract.workouts, {
+    uploadFit: {
+      // Multipart bodies are streamed here, not by the JSON body parser (DESIGN.md §5).
+      middleware: [parseFitUpload({ maxBytes: deps.config.maxUploadBytes })],
+      handler: async ({ res }) => {
+        const result = await uploadFitWorkout(services, principalOf(res), uploadOf(res));
+        return { status: result.created ? 201 : 200, body: result.workout };
+      },
+    },
+    listWorkouts: async ({ query, res }) => {
+      return { status: 200, body: await listWorkoutPage(deps.db, principalOf(res), query) };
+    },
+    getWorkout: async ({ params, res }) => {
+      return { status: 200, body: await getWorkout(deps.db, principalOf(res), params.id) };
+    },
+    getWorkoutFile: async ({ params, res }) => {
+      const file = await getWorkoutFile(deps.db, principalOf(res), params.id);
+      res.setHeader('Content-Disposition', contentDisposition(file.fileName));
+      // The hash of the bytes is a strong validator.
+      res.setHeader('ETag', `"${file.sha256}"`);
+      // ts-rest sends a non-JSON body as is; the contract types it as the Blob clients receive.
+      return { status: 200, body: file.bytes as unknown as Blob };
+    },
+    getWorkoutStreams: async ({ params, query, res }) => {
+      return { status: 200, body: await getWorkoutStreams(services, principalOf(res), params.id, query.maxPoints) };
+    },
+    deleteWorkout: async ({ params, res }) => {
+      await removeWorkout(deps.db, principalOf(res), params.id);
+      return { status: 204, body: undefined };
+    },
+  });
+}
