@@ -4,7 +4,8 @@ import type { Logger } from '../logger.ts';
 import { createUser } from '../modules/accounts/user.service.ts';
 import { createApp, listApps } from '../modules/oauth/client.service.ts';
 import { issueDeveloperToken } from '../modules/oauth/token.service.ts';
-import { openDatabase } from '../runtime.ts';
+import { AppError } from '../errors.ts';
+import { openDatabase } from '../db/open-database.ts';
 
 export interface CommandContext {
   readonly config: Config;
@@ -186,6 +187,62 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
         ].join('\n'),
       );
     },
+  },
+};
+
+COMMANDS['import'] = {
+  usage: 'import <folder-or-files...> --token ACCESS_TOKEN [--base-url URL] [--concurrency N] [--json]',
+  run: async (context) => {
+    const { values, positionals } = parseArgs({
+      args: [...context.args],
+      allowPositionals: true,
+      options: {
+        token: { type: 'string' },
+        'base-url': { type: 'string' },
+        concurrency: { type: 'string', default: '2' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    if (!values.token)
+      throw new AppError('validation_failed', 'import needs --token (an access token with workout:write)');
+    if (positionals.length === 0)
+      throw new AppError('validation_failed', 'import needs at least one folder or .fit file');
+    const concurrency = Number(values.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
+      throw new AppError('validation_failed', '--concurrency must be a whole number from 1 to 16');
+    }
+    const interactive = !values.json && process.stderr.isTTY;
+    // Loaded on demand: the other commands need no HTTP client.
+    const { importFitFiles, progressLine } = await import('./import.command.ts');
+    const result = await importFitFiles({
+      baseUrl: values['base-url'] ?? context.config.baseUrl,
+      token: values.token,
+      paths: positionals,
+      concurrency,
+      onProgress: (progress) => {
+        // A bar redrawn in place on a terminal; one line per file otherwise.
+        if (values.json) return;
+        if (interactive) process.stderr.write(`\r${progressLine(progress)}`);
+        else context.out(progressLine(progress));
+      },
+    });
+    if (interactive) process.stderr.write('\n');
+    print(
+      context,
+      values.json,
+      {
+        total: result.total,
+        created: result.created,
+        updated: result.updated,
+        skipped: result.skipped,
+        failed: result.failed,
+      },
+      [
+        `${result.total} files: ${result.created} created, ${result.updated} updated, ${result.skipped} skipped (duplicate bytes), ${result.failed.length} failed`,
+        ...result.failed.map((failure) => `  failed ${failure.file}: ${failure.reason}`),
+      ].join('\n'),
+    );
+    if (result.failed.length > 0) process.exitCode = 1;
   },
 };
 
