@@ -45,4 +45,11 @@ export {
   type WorkoutLap,
   type WorkoutListQuery,
   type WorkoutStreams,
+  type Profile,
+  type ProfilePatch,
+  type PlannedStep,
+  type PlannedStructure,
+  type PlannedWorkout,
+  type PlannedWorkoutCreate,
+  type PlannedWorkoutPatch,
 } from '@pacer/contract';
