@@ -173,49 +173,40 @@ export async function revokeGrantChain(db: DbOrTrx, grantId: string): Promise<vo
     .execute();
 }
 
+/** What revocation and introspection read of a token, whichever table it is in. */
+const TOKEN_COLUMNS = ['grantId', 'scopes', 'resource', 'expiresAt', 'createdAt', 'revokedAt'] as const;
+
+/** The grant behind a token: its state, user and owning client. */
+async function findGrantContext(db: DbOrTrx, grantId: string) {
+  return db
+    .selectFrom('oauthGrants as g')
+    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+    .innerJoin('users as u', 'u.id', 'g.userId')
+    .select(['g.revokedAt as grantRevokedAt', 'g.userId', 'c.clientId as publicClientId', 'u.active as userActive'])
+    .where('g.id', '=', grantId)
+    .executeTakeFirst();
+}
+
 /** The grant and owning client of an access or refresh token, by hash (revocation, introspection). */
 export async function findTokenByHash(db: DbOrTrx, tokenHash: string) {
   const access = await db
-    .selectFrom('oauthAccessTokens as t')
-    .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
-    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
-    .innerJoin('users as u', 'u.id', 'g.userId')
-    .select([
-      't.grantId',
-      't.scopes',
-      't.resource',
-      't.expiresAt',
-      't.createdAt',
-      't.revokedAt',
-      'g.revokedAt as grantRevokedAt',
-      'g.userId',
-      'c.clientId as publicClientId',
-      'u.active as userActive',
-    ])
-    .where('t.tokenHash', '=', tokenHash)
+    .selectFrom('oauthAccessTokens')
+    .select(TOKEN_COLUMNS)
+    .where('tokenHash', '=', tokenHash)
     .executeTakeFirst();
-  if (access) return { kind: 'access_token' as const, ...access, rotatedAt: null };
-  const refresh = await db
-    .selectFrom('oauthRefreshTokens as t')
-    .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
-    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
-    .innerJoin('users as u', 'u.id', 'g.userId')
-    .select([
-      't.grantId',
-      't.scopes',
-      't.resource',
-      't.expiresAt',
-      't.createdAt',
-      't.revokedAt',
-      't.rotatedAt',
-      'g.revokedAt as grantRevokedAt',
-      'g.userId',
-      'c.clientId as publicClientId',
-      'u.active as userActive',
-    ])
-    .where('t.tokenHash', '=', tokenHash)
-    .executeTakeFirst();
-  return refresh ? { kind: 'refresh_token' as const, ...refresh } : undefined;
+  const refresh = access
+    ? undefined
+    : await db
+        .selectFrom('oauthRefreshTokens')
+        .select([...TOKEN_COLUMNS, 'rotatedAt'])
+        .where('tokenHash', '=', tokenHash)
+        .executeTakeFirst();
+  const token = access
+    ? { kind: 'access_token' as const, ...access, rotatedAt: null }
+    : refresh && { kind: 'refresh_token' as const, ...refresh };
+  if (!token) return undefined;
+  const grant = await findGrantContext(db, token.grantId);
+  return grant && { ...token, ...grant };
 }
 
 /** Record that a grant was used, at most once a minute (the /settings page shows it). */
