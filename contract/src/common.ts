@@ -49,6 +49,10 @@ export interface RouteAuth {
 }
 export interface RouteMetadata {
   readonly auth?: RouteAuth;
+  /** Authenticated by the developer portal session cookie instead of a bearer token. */
+  readonly session?: boolean;
+  /** The incoming webhook: authenticated by the app's webhook secret or signature. */
+  readonly webhook?: boolean;
 }
 export function requireScopes(...scopes: Scope[]): RouteMetadata {
   return { auth: { scopes } };

@@ -3,6 +3,7 @@ import { nutritionContract } from './nutrition.ts';
 import { plannedWorkoutsContract } from './planned-workouts.ts';
 import { profileContract } from './profile.ts';
 import { wellnessContract } from './wellness.ts';
+import { webhooksContract, developerWebhooksContract } from './webhooks.ts';
 import { workoutsContract } from './workouts.ts';
 
 export * from './common.ts';
@@ -10,6 +11,7 @@ export * from './nutrition.ts';
 export * from './planned-workouts.ts';
 export * from './profile.ts';
 export * from './wellness.ts';
+export * from './webhooks.ts';
 export * from './workouts.ts';
 
 const c = initContract();
@@ -21,6 +23,8 @@ export const contract = c.router({
   profile: profileContract,
   plannedWorkouts: plannedWorkoutsContract,
   workouts: workoutsContract,
+  webhooks: webhooksContract,
+  developer: developerWebhooksContract,
 });
 export type PacerContract = typeof contract;
 

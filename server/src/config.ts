@@ -55,6 +55,11 @@ const EnvSchema = z.object({
   PACER_MCP_DCR_ENABLED: flag(true),
   PACER_MCP_DCR_OWNER_USER_ID: z.uuid().optional(),
   PACER_MCP_DCR_OWNER_EMAIL: z.email().optional(),
+  // At least 32 characters (e.g. `openssl rand -base64 32`); unset: a key file in PACER_DATA_DIR.
+  PACER_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  PACER_WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  PACER_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(6),
+  PACER_WEBHOOK_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
 });
 
 export interface Config {
@@ -83,6 +88,19 @@ export interface Config {
   };
   readonly shutdownTimeoutMs: number;
   readonly secureCookies: boolean;
+  /**
+   * Key material for secrets the server must read back (webhook secrets, to
+   * check HMAC signatures). `undefined`: `secret.key` in `dataDir`, created on first use.
+   */
+  readonly secretKey: string | undefined;
+  readonly webhooks: {
+    /** Deliveries older than this are purged. */
+    readonly retentionDays: number;
+    /** Processing attempts of a delivery before it is dead-lettered (transient errors only). */
+    readonly maxAttempts: number;
+    /** First retry delay; doubles per attempt (with jitter, pg-boss `retryBackoff`). */
+    readonly retryDelaySecs: number;
+  };
   readonly mcp: {
     readonly enabled: boolean;
     readonly readEnabled: boolean;
@@ -148,6 +166,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dcrEnabled: e.PACER_MCP_DCR_ENABLED,
       dcrOwnerUserId: e.PACER_MCP_DCR_OWNER_USER_ID,
       dcrOwnerEmail: e.PACER_MCP_DCR_OWNER_EMAIL,
+    },
+    secretKey: e.PACER_SECRET_KEY,
+    webhooks: {
+      retentionDays: e.PACER_WEBHOOK_RETENTION_DAYS,
+      maxAttempts: e.PACER_WEBHOOK_MAX_ATTEMPTS,
+      retryDelaySecs: e.PACER_WEBHOOK_RETRY_DELAY_SECONDS,
     },
   });
 }

@@ -9,6 +9,8 @@ import { createApp } from './http/app.ts';
 import type { Logger } from './logger.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
 import { jobHandlers } from './queue/handlers.ts';
+import { SecretBox } from './lib/secret-box.ts';
+import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
 
 export interface Runtime {
   readonly config: Config;
@@ -37,13 +39,25 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
  */
 export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
   const database = await openDatabase(config, logger);
+  let secretBox: SecretBox;
+  try {
+    secretBox = await SecretBox.load(config);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const runsWorkers = config.role !== 'api';
   const runsApi = config.role !== 'worker';
   let boss: PgBoss;
   try {
     boss = await startBoss({ connectionString: database.url, logger, maintenance: runsWorkers });
     if (runsWorkers) {
-      await startWorkers(boss, jobHandlers({ db: database.db }), logger);
+      await startWorkers(
+        boss,
+        jobHandlers({ db: database.db, webhookRetentionDays: config.webhooks.retentionDays }),
+        logger,
+      );
+      await startWebhookWorkers(boss, { db: database.db, logger });
       await installSchedules(boss);
     }
   } catch (error) {
@@ -54,7 +68,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   let server: Server | undefined;
   let url: string | undefined;
   if (runsApi) {
-    const app = createApp({ config, db: database.db, boss, logger });
+    const app = createApp({ config, db: database.db, boss, logger, secretBox });
     server = createServer(app);
     server.keepAliveTimeout = 65_000;
     const address = await listen(server, config.port, config.host);

@@ -7,6 +7,7 @@ import { createUser } from '../../server/src/modules/accounts/user.service.ts';
 import { createApp, ensureDeveloperClient } from '../../server/src/modules/oauth/client.service.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
 import { insertAccessToken, insertGrant } from '../../server/src/modules/oauth/token.repository.ts';
+import { testSecretBox } from './test-server.ts';
 
 export const TEST_PASSWORD = 'correct horse battery';
 
@@ -36,10 +37,30 @@ export async function makeApp(db: Db, owner: User, name = 'Test app'): Promise<O
     scopes: [],
     isPublic: false,
     ownerEmail: owner.email,
+    secretBox: testSecretBox,
   });
   const client = await findClientByClientId(db, created.clientId);
   if (!client) throw new Error('app vanished');
   return client;
+}
+
+/** An app with its webhook secret (the plain value exists only here, as for a real developer). */
+export async function makeWebhookApp(
+  db: Db,
+  owner: User,
+  name = 'Webhook app',
+): Promise<{ readonly client: OauthClient; readonly webhookSecret: string }> {
+  const created = await createApp(db, {
+    name,
+    redirectUris: ['https://app.example.test/callback'],
+    scopes: [],
+    isPublic: false,
+    ownerEmail: owner.email,
+    secretBox: testSecretBox,
+  });
+  const client = await findClientByClientId(db, created.clientId);
+  if (!client) throw new Error('app vanished');
+  return { client, webhookSecret: created.webhookSecret };
 }
 
 export interface TokenFactoryOptions {

@@ -4,6 +4,7 @@ import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { createApp } from '../../server/src/modules/oauth/client.service.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
 import { TEST_PASSWORD } from './factories.ts';
+import { testSecretBox } from './test-server.ts';
 
 /** A browser's cookies for one origin, enough for our pages. */
 export class CookieJar {
@@ -51,6 +52,7 @@ export async function registerClient(
     scopes: options.scopes ?? [],
     isPublic: options.isPublic ?? false,
     ownerEmail: owner.email,
+    secretBox: testSecretBox,
   });
   const client = await findClientByClientId(db, created.clientId);
   if (!client) throw new Error('client vanished');

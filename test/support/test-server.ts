@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../server/src/config.ts';
 import type { Db } from '../../server/src/db/database.ts';
 import { createLogger } from '../../server/src/logger.ts';
 import { startRuntime, type Runtime } from '../../server/src/runtime.ts';
+import { SecretBox } from '../../server/src/lib/secret-box.ts';
 
 export interface TestServer {
   /** Base URL of the running server, e.g. `http://127.0.0.1:40123`. */
@@ -74,6 +75,10 @@ export interface TestServerOptions {
   readonly logDestination?: DestinationStream;
 }
 
+/** Every test server seals webhook secrets with this key, so factories can create apps directly. */
+export const TEST_SECRET_KEY = 'pacer-test-secret-key-0123456789abcdef';
+export const testSecretBox = SecretBox.fromKeyMaterial(TEST_SECRET_KEY);
+
 export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
@@ -89,6 +94,7 @@ export async function startTestServer(
     PACER_BASE_URL: `http://127.0.0.1:${port}`,
     PACER_LOG_LEVEL: process.env['PACER_TEST_LOG_LEVEL'] ?? 'silent',
     PACER_SHUTDOWN_TIMEOUT_MS: '2000',
+    PACER_SECRET_KEY: TEST_SECRET_KEY,
     ...env,
   });
   const runtime = await startRuntime(config, createLogger(config.logLevel, options.logDestination));

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { createUser } from '../modules/accounts/user.service.ts';
-import { createApp, listApps } from '../modules/oauth/client.service.ts';
+import { createApp, listApps, rotateWebhookSecret } from '../modules/oauth/client.service.ts';
+import { SecretBox } from '../lib/secret-box.ts';
 import { issueDeveloperToken } from '../modules/oauth/token.service.ts';
 import { AppError } from '../errors.ts';
 import { openDatabase } from '../db/open-database.ts';
@@ -86,6 +87,7 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
           json: { type: 'boolean', default: false },
         },
       });
+      const secretBox = await SecretBox.load(context.config);
       const app = await withDatabase(context, (db) =>
         createApp(db, {
           name: values.name ?? '',
@@ -93,6 +95,7 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
           scopes: values.scope,
           isPublic: values.public,
           ownerEmail: values.owner,
+          secretBox,
         }),
       );
       const result = {
@@ -114,6 +117,29 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
           ...(app.clientSecret ? [`clientSecret:  ${app.clientSecret}`] : []),
           `webhookSecret: ${app.webhookSecret}`,
           'The secrets are shown only now; store them safely.',
+        ].join('\n'),
+      );
+    },
+  },
+  'app:webhook-secret': {
+    usage: 'app:webhook-secret --client-id ID [--json]',
+    run: async (context) => {
+      const { values } = parseArgs({
+        args: [...context.args],
+        options: { 'client-id': { type: 'string' }, json: { type: 'boolean', default: false } },
+      });
+      const clientId = values['client-id'];
+      if (!clientId) throw AppError.validation('client-id', 'is required');
+      const secretBox = await SecretBox.load(context.config);
+      const rotated = await withDatabase(context, (db) => rotateWebhookSecret(db, secretBox, { clientId }));
+      print(
+        context,
+        values.json,
+        { clientId: rotated.clientId, webhookSecret: rotated.webhookSecret },
+        [
+          `rotated the webhook secret of "${rotated.name}"`,
+          `webhookSecret: ${rotated.webhookSecret}`,
+          'The old secret stopped matching now. The new one is shown only now; store it safely.',
         ].join('\n'),
       );
     },

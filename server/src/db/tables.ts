@@ -57,6 +57,8 @@ export interface OauthClientsTable {
   redirectUris: string[];
   scopes: string[];
   webhookSecretHash: string | null;
+  /** The webhook secret sealed with the server's key (lib/secret-box.ts), to check HMAC signatures. */
+  webhookSecretSealed: ColumnType<string | null, string | null | undefined, string | null>;
   /**
    * DCR clients only: hash of the normalized redirect-URI set; registrations
    * with the same set share the client (unique where `kind = 'dcr'`).
@@ -325,6 +327,59 @@ export interface Database {
   workouts: WorkoutsTable;
   workoutFiles: WorkoutFilesTable;
   workoutStreams: WorkoutStreamsTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  webhookIds: WebhookIdsTable;
+}
+
+export const WEBHOOK_DELIVERY_STATES = [
+  'received',
+  'queued',
+  'processing',
+  'processed',
+  'failed',
+  'ignored',
+  'rejected',
+  'dead_letter',
+] as const;
+export type WebhookDeliveryState = (typeof WEBHOOK_DELIVERY_STATES)[number];
+export type WebhookAuthMethod = 'header' | 'query' | 'signature';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  /** The app's public client id. */
+  clientId: string;
+  receivedAt: DefaultedTimestamp;
+  /** The raw body as received (UTF-8 JSON text). */
+  body: string;
+  /** Request headers, secrets redacted. */
+  headers: ColumnType<Record<string, string>, string, string>;
+  /** Query parameters, secrets redacted. */
+  query: ColumnType<Record<string, string | string[]>, string, string>;
+  sourceIp: string | null;
+  secretMatched: boolean;
+  authMethod: WebhookAuthMethod | null;
+  webhookId: string | null;
+  /** Set on a repeated `X-Webhook-Id`: the delivery that took the id. */
+  duplicateOf: string | null;
+  /** `event` of an object body, for display and filtering. */
+  event: string | null;
+  state: WebhookDeliveryState;
+  attempts: Generated<number>;
+  replays: Generated<number>;
+  errorCode: string | null;
+  lastError: string | null;
+  result: ColumnType<unknown, string | null | undefined, string | null>;
+  queuedAt: Timestamp | null;
+  startedAt: Timestamp | null;
+  finishedAt: Timestamp | null;
+  updatedAt: DefaultedTimestamp;
+}
+
+export interface WebhookIdsTable {
+  clientId: string;
+  webhookId: string;
+  deliveryId: string;
+  receivedAt: Timestamp;
 }
 
 export type User = Selectable<UsersTable>;
@@ -336,3 +391,4 @@ export type NutritionLogRow = Selectable<NutritionLogsTable>;
 export type NutritionItemRow = Selectable<NutritionItemsTable>;
 export type PlannedWorkoutRow = Selectable<PlannedWorkoutsTable>;
 export type WorkoutRow = Selectable<WorkoutsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -26,12 +26,15 @@ import { developerPages } from './pages/developer.pages.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { requestContext } from './request-context.ts';
 import { sql } from 'kysely';
+import type { SecretBox } from '../lib/secret-box.ts';
+import { developerWebhookRoutes, requireSessionApi, webhookRoutes } from '../modules/webhooks/webhooks.routes.ts';
 
 export interface AppDeps {
   readonly config: Config;
   readonly db: Db;
   readonly boss: PgBoss;
   readonly logger: Logger;
+  readonly secretBox: SecretBox;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -62,8 +65,23 @@ export function createApp(deps: AppDeps): Express {
   app.use(registrationRouter(deps));
   app.use(oauthRouter(deps));
 
+  // Incoming webhooks: no bearer token, raw body (the route reads it), their own auth.
+  createExpressEndpoints(contract.webhooks, webhookRoutes(deps), app, {
+    logInitialization: false,
+    responseValidation: false,
+    requestValidationErrorHandler: (error, _req, _res, next) => next(error),
+  });
+  // The developer portal's JSON API: the portal session, not a bearer token.
+  createExpressEndpoints(contract.developer, developerWebhookRoutes(deps), app, {
+    logInitialization: false,
+    responseValidation: false,
+    globalMiddleware: [loadSession(deps), requireSessionApi],
+    requestValidationErrorHandler: (error, _req, _res, next) => next(error),
+  });
+
+  const { webhooks: _webhooks, developer: _developer, ...restContract } = contract;
   createExpressEndpoints(
-    contract,
+    restContract,
     {
       wellness: wellnessRoutes(deps),
       nutrition: nutritionRoutes(deps),

@@ -46,7 +46,8 @@ function transformSchema(args: { schema: unknown; type: string }): SchemaObject 
 }
 
 function mapOperation(operation: OperationObject, route: { metadata?: unknown }): OperationObject {
-  const auth = (route.metadata as RouteMetadata | undefined)?.auth;
+  const metadata = route.metadata as RouteMetadata | undefined;
+  const auth = metadata?.auth;
   const responses: ResponsesObject = {};
   for (const [status, response] of Object.entries<ResponseObject>(operation.responses)) {
     const json = response.content?.['application/json'];
@@ -57,6 +58,8 @@ function mapOperation(operation: OperationObject, route: { metadata?: unknown })
     ...operation,
     responses,
     ...(auth ? { security: [{ oauth2: [...auth.scopes] }] } : {}),
+    ...(metadata?.session ? { security: [{ portalSession: [] }] } : {}),
+    ...(metadata?.webhook ? { security: [{ webhookSecret: [] }, { webhookSecretQuery: [] }, {}] } : {}),
   };
 }
 
@@ -69,10 +72,24 @@ export function buildOpenApiDocument(): OpenAPIObject {
         title: API_TITLE,
         version: API_VERSION,
         description:
-          'Training data of endurance athletes: activities, wellness, nutrition and profile. Every call carries an OAuth 2.0 access token (`Authorization: Bearer <token>`). Errors are RFC 9457 problem documents with a stable `code`.',
+          "Training data of endurance athletes: activities, wellness, nutrition and profile. Every call carries an OAuth 2.0 access token (`Authorization: Bearer <token>`), except the incoming webhook (an app's webhook secret or HMAC signature) and the developer portal's delivery log (the portal session). Errors are RFC 9457 problem documents with a stable `code`.",
       },
       components: {
         securitySchemes: {
+          portalSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'pacer_session',
+            description:
+              'The developer portal session (sign in at `/login`). Writes also need `X-CSRF-Token` = the `pacer_csrf` cookie.',
+          },
+          webhookSecret: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Webhook-Secret',
+            description: "The app's webhook secret (or sign the body instead: see the operation).",
+          },
+          webhookSecretQuery: { type: 'apiKey', in: 'query', name: 'secret', description: "The app's webhook secret." },
           oauth2: {
             type: 'oauth2',
             description: 'OAuth 2.0 authorization code flow with PKCE (S256).',

@@ -9,8 +9,65 @@ export const purgeExpiredQueue = defineQueue({
   work: { batchSize: 1, pollingIntervalSeconds: 30 },
 });
 
-/** Every queue this build knows; each is created at start-up. */
-export const ALL_QUEUES = [purgeExpiredQueue] as const;
+/**
+ * Deliveries whose job pg-boss gave up on (transient failures past the retry
+ * limit, or a worker that died holding it too often): the handler marks the
+ * delivery `dead_letter`, so nothing stays `processing` forever.
+ */
+export const webhookDeadLetterQueue = defineQueue({
+  name: 'webhooks.dead-letter',
+  payload: z.strictObject({ deliveryId: z.uuid() }),
+  options: { retryLimit: 10, retryBackoff: true, expireInSeconds: 60, notify: true },
+  work: { batchSize: 10, pollingIntervalSeconds: 5 },
+});
+
+/**
+ * One job per matched webhook delivery, sent in the transaction that stores
+ * it. Workers wake on NOTIFY and take batches; each job is settled on its own
+ * (`perJobResults`). `retryLimit` and `retryDelay` are set per send from
+ * `PACER_WEBHOOK_MAX_ATTEMPTS` / `PACER_WEBHOOK_RETRY_DELAY_SECONDS`. A job
+ * whose worker dies is retried after `expireInSeconds`.
+ */
+export const webhookDeliveryQueue = defineQueue({
+  name: 'webhooks.deliver',
+  payload: z.strictObject({ deliveryId: z.uuid() }),
+  options: {
+    retryLimit: 5,
+    retryBackoff: true,
+    retryDelay: 5,
+    retryDelayMax: 600,
+    expireInSeconds: 30,
+    notify: true,
+    deadLetter: webhookDeadLetterQueue.name,
+  },
+  work: {
+    batchSize: 25,
+    perJobResults: true,
+    includeMetadata: true,
+    pollingIntervalSeconds: 2,
+    notifyPollingIntervalSeconds: 5,
+    burstWhenBatchFull: true,
+  },
+});
+
+/** Deletes webhook deliveries older than the retention (PACER_WEBHOOK_RETENTION_DAYS; the job reads the config). */
+export const purgeWebhooksQueue = defineQueue({
+  name: 'maintenance.purge-webhooks',
+  payload: z.strictObject({}),
+  options: { retryLimit: 3, retryBackoff: true, expireInSeconds: 300, notify: true },
+  work: { batchSize: 1, pollingIntervalSeconds: 30 },
+});
+
+/** Every queue this build knows; each is created at start-up (a dead-letter queue before its source). */
+export const ALL_QUEUES = [
+  purgeExpiredQueue,
+  webhookDeadLetterQueue,
+  webhookDeliveryQueue,
+  purgeWebhooksQueue,
+] as const;
 
 /** Cron schedules (UTC) the worker role installs. */
-export const SCHEDULES = [{ queue: purgeExpiredQueue, cron: '17 * * * *', payload: { graceDays: 1 } }] as const;
+export const SCHEDULES = [
+  { queue: purgeExpiredQueue, cron: '17 * * * *', payload: { graceDays: 1 } },
+  { queue: purgeWebhooksQueue, cron: '23 * * * *', payload: {} },
+] as const;

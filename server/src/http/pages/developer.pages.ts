@@ -11,6 +11,7 @@ import {
 } from '../../modules/oauth/client.service.ts';
 import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import type { PageDeps } from './account.pages.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
 import { html, notFoundPage, page, type SafeHtml } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
@@ -271,7 +272,7 @@ function stringsOf(value: unknown): string[] {
 }
 
 /** `/developer`: the signed-in user's own OAuth apps: register, rotate the client secret, delete. */
-export function developerPages(deps: PageDeps): Router {
+export function developerPages(deps: PageDeps & { readonly secretBox: SecretBox }): Router {
   const router = Router();
   const secure = deps.config.secureCookies;
   const baseUrl = deps.config.baseUrl;
@@ -331,6 +332,7 @@ export function developerPages(deps: PageDeps): Router {
         scopes,
         isPublic,
         ownerUserId: user.id,
+        secretBox: deps.secretBox,
       });
       res.status(201).type('html').send(createdPage(app, baseUrl));
     } catch (error) {

@@ -1,5 +1,6 @@
 import type { DateRangeQuery, NutritionDay, NutritionItem, NutritionLog, NutritionUpsert } from '@pacer/contract';
-import type { Db } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { formatWithOffset, offsetMinutesOf, resolveLocalDate } from '../../lib/dates.ts';
@@ -22,12 +23,12 @@ export interface NutritionUpsertResult {
  * absent `rawJson` keeps what the app sent before.
  */
 export async function upsertNutritionDay(
-  db: Db,
+  db: DbOrTrx,
   principal: TokenPrincipal,
   input: NutritionUpsert,
 ): Promise<NutritionUpsertResult> {
   const date = resolveLocalDate(input.date, principal.timeZone);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const { log, created } = await upsertNutritionLog(trx, {
       userId: principal.userId,
       date,

@@ -6,6 +6,7 @@ import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import { findFirstAdmin, findUserByEmail, findUserById } from '../accounts/user.repository.ts';
 import {
   deleteClientOwnedBy,
+  findClientByClientId,
   findClientOwnedBy,
   findDeveloperClient,
   insertClient,
@@ -15,6 +16,8 @@ import {
   updateClientSecretHash,
 } from './client.repository.ts';
 import { redirectUriProblem } from './redirect-uri.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
+import { updateWebhookSecret } from '../webhooks/webhooks.repository.ts';
 
 export interface CreateAppOptions {
   readonly name: string;
@@ -26,13 +29,15 @@ export interface CreateAppOptions {
   readonly ownerUserId?: string | undefined;
   /** Owner's e-mail; the first admin when neither this nor `ownerUserId` is given. */
   readonly ownerEmail?: string | undefined;
+  /** Seals the webhook secret so HMAC signatures can be checked (lib/secret-box.ts). */
+  readonly secretBox: SecretBox;
 }
 
 export interface CreatedApp {
   readonly clientId: string;
   /** Shown once; only its hash is stored. Absent for public clients. */
   readonly clientSecret: string | undefined;
-  /** Shown once; only its hash is stored. */
+  /** Shown once; stored as a hash (and sealed with the server's key, for signatures). */
   readonly webhookSecret: string;
   readonly name: string;
   readonly redirectUris: readonly string[];
@@ -78,6 +83,7 @@ export async function createApp(db: Db, options: CreateAppOptions): Promise<Crea
     redirectUris: [...new Set(redirectUris)],
     scopes,
     webhookSecretHash: sha256Hex(webhookSecret),
+    webhookSecretSealed: options.secretBox.seal(webhookSecret),
   });
   return {
     clientId: client.clientId,
@@ -169,6 +175,37 @@ export async function rotateClientSecret(db: Db, options: OwnedAppOptions): Prom
     throw new AppError('not_found', 'No such app.');
   }
   return { clientId: client.clientId, name: client.name, clientSecret };
+}
+
+export interface RotatedWebhookSecret {
+  readonly clientId: string;
+  readonly name: string;
+  /** Shown once; the previous secret (and signatures made with it) stop matching at once. */
+  readonly webhookSecret: string;
+}
+
+/**
+ * Give an app a new webhook secret. `ownerUserId` scopes it to the owner's
+ * apps (developer portal); without it any app or DCR client (operator CLI).
+ */
+export async function rotateWebhookSecret(
+  db: Db,
+  secretBox: SecretBox,
+  options: { readonly clientId: string; readonly ownerUserId?: string | undefined },
+): Promise<RotatedWebhookSecret> {
+  const client =
+    options.ownerUserId === undefined
+      ? await findClientByClientId(db, options.clientId)
+      : await findClientOwnedBy(db, { ownerUserId: options.ownerUserId, clientId: options.clientId }, ['app']);
+  if (!client || client.kind === 'developer')
+    throw new AppError('not_found', `No app with client id ${options.clientId}.`);
+  const webhookSecret = generateSecret('pwh_');
+  const updated = await updateWebhookSecret(db, client.id, {
+    hash: sha256Hex(webhookSecret),
+    sealed: secretBox.seal(webhookSecret),
+  });
+  if (!updated) throw new AppError('not_found', `No app with client id ${options.clientId}.`);
+  return { clientId: client.clientId, name: client.name, webhookSecret };
 }
 
 /** Delete an app of the owner; its grants and tokens go with it (foreign keys cascade). */

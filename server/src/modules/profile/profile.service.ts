@@ -1,5 +1,6 @@
 import { HEART_RATE_ORDER, type Profile, type ProfilePatch } from '@pacer/contract';
-import type { Db } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import type { User } from '../../db/tables.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { isValidTimeZone, localDateOf } from '../../lib/dates.ts';
@@ -56,8 +57,8 @@ export async function getProfile(db: Db, userId: string): Promise<Profile> {
  * profile, under a row lock, so concurrent patches cannot together store
  * what neither would alone.
  */
-export async function updateProfile(db: Db, userId: string, patch: ProfilePatch): Promise<Profile> {
-  return db.transaction().execute(async (trx) => {
+export async function updateProfile(db: DbOrTrx, userId: string, patch: ProfilePatch): Promise<Profile> {
+  return inTransaction(db, async (trx) => {
     const user = await findUserForUpdate(trx, userId);
     if (!user) throw new AppError('not_found', 'The account no longer exists.');
     const update = columnsOf(patch, user);

@@ -1,5 +1,5 @@
 import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type WellnessUpsert } from '@pacer/contract';
-import type { Db } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';
@@ -17,7 +17,7 @@ export interface WellnessUpsertResult {
  * app. The date is the user's calendar date (see `resolveLocalDate`).
  */
 export async function upsertWellnessDay(
-  db: Db,
+  db: DbOrTrx,
   principal: TokenPrincipal,
   input: WellnessUpsert,
 ): Promise<WellnessUpsertResult> {

@@ -1,0 +1,181 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { ProblemSchema, type RouteMetadata } from './common.ts';
+
+const c = initContract();
+const problem = (description: string) => ProblemSchema.describe(description);
+
+/** The specification's §2.5 acknowledgement; `duplicate` marks a repeated `X-Webhook-Id`. */
+export const WebhookAckSchema = z
+  .object({
+    status: z.literal('success'),
+    message: z.literal('Data captured'),
+    receivedAt: z.iso.datetime().describe('When the delivery was stored (UTC).'),
+    secretMatched: z
+      .boolean()
+      .describe(
+        'Whether the secret (or signature) matched. A delivery that did not match is kept for the portal but never processed.',
+      ),
+    duplicate: z
+      .literal(true)
+      .optional()
+      .describe('Present when the same `X-Webhook-Id` arrived from this app in the last 7 days: not processed again.'),
+  })
+  .meta({ title: 'WebhookAck' });
+export type WebhookAck = z.infer<typeof WebhookAckSchema>;
+
+export const WEBHOOK_DELIVERY_STATES = [
+  'received',
+  'queued',
+  'processing',
+  'processed',
+  'failed',
+  'ignored',
+  'rejected',
+  'dead_letter',
+] as const;
+export const WebhookDeliveryStateSchema = z
+  .enum(WEBHOOK_DELIVERY_STATES)
+  .describe(
+    '`received` → `queued` → `processing` → `processed` | `failed` | `ignored`; `rejected` (secret did not match, never processed); `dead_letter` (transient failures past the retry limit).',
+  );
+export type WebhookDeliveryState = z.infer<typeof WebhookDeliveryStateSchema>;
+
+export const WebhookDeliverySchema = z
+  .object({
+    id: z.uuid(),
+    clientId: z.string(),
+    receivedAt: z.iso.datetime(),
+    event: z.string().nullable().describe('The `event` name of an object body, if any.'),
+    payload: z.unknown().describe('The body as received (JSON).'),
+    headers: z.record(z.string(), z.string()).describe('Request headers; secrets are shown as `[redacted]`.'),
+    query: z
+      .record(z.string(), z.union([z.string(), z.array(z.string())]))
+      .describe('Query parameters; `secret` redacted.'),
+    sourceIp: z.string().nullable(),
+    secretMatched: z.boolean(),
+    authMethod: z.enum(['header', 'query', 'signature']).nullable(),
+    webhookId: z.string().nullable().describe('`X-Webhook-Id` as sent.'),
+    duplicateOf: z.uuid().nullable().describe('For a repeated `X-Webhook-Id`: the delivery that took the id first.'),
+    state: WebhookDeliveryStateSchema,
+    attempts: z.number().int().min(0).describe('Processing attempts so far (replays included).'),
+    replays: z.number().int().min(0),
+    errorCode: z
+      .string()
+      .nullable()
+      .describe(
+        '`secret_mismatch`, `duplicate`, `unknown_event`, `not_an_event`, `validation_failed`, `no_grant`, `not_found`, `unprocessable`, `transient`, `retries_exhausted`.',
+      ),
+    error: z.string().nullable().describe('The last error, in words.'),
+    result: z.unknown().nullable().describe('What processing did: applied events, skipped entries, or field errors.'),
+    queuedAt: z.iso.datetime().nullable(),
+    startedAt: z.iso.datetime().nullable(),
+    finishedAt: z.iso.datetime().nullable(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ title: 'WebhookDelivery' });
+export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
+
+export const WebhookDeliveryListSchema = z
+  .object({
+    items: z.array(WebhookDeliverySchema),
+    nextCursor: z.string().nullable().describe('Pass as `cursor` for the next (older) page; `null` on the last.'),
+    counts: z.record(z.string(), z.number().int()).describe('Deliveries of this app per state.'),
+  })
+  .meta({ title: 'WebhookDeliveryList' });
+
+const WEBHOOK_METADATA: RouteMetadata = { webhook: true };
+const SESSION_METADATA: RouteMetadata = { session: true };
+
+const sessionProblems = {
+  400: problem('A query parameter was invalid.'),
+  401: problem('Not signed in: this API uses the developer portal session cookie.'),
+  404: problem('No such app among yours, or no such delivery.'),
+  500: problem('Unexpected server error; quote the request id when reporting it.'),
+} as const;
+
+export const webhooksContract = c.router({
+  receiveWebhook: {
+    method: 'POST',
+    path: '/api/webhooks/oauth/:clientId',
+    summary: "Push an app's raw event (incoming webhook)",
+    description: [
+      'Stores the delivery, then answers at once; processing happens in the background.',
+      'Authenticate with the app\'s webhook secret in `X-Webhook-Secret` or `?secret=`, or sign instead: `X-Webhook-Timestamp: <unix seconds>` and `X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`, accepted within 5 minutes of our clock.',
+      'A delivery whose secret does not match is still acknowledged (`secretMatched: false`) and kept for the developer portal, but never processed.',
+      'Recognised events: `{"event": "wellness.upsert" | "nutrition.upsert" | "profile.update", "user": "<sub from /api/oauth/userinfo>", "data": <the body of the matching REST write>}`, or an array of them. The app needs a live grant from that user with `health:write`, `nutrition:write` or `profile:write`. Other bodies are kept and marked `ignored`.',
+      '`X-Webhook-Id` de-duplicates: the same id from the same app within 7 days is acknowledged with `duplicate: true` and not processed again.',
+    ].join('\n\n'),
+    pathParams: z.object({ clientId: z.string().describe("The app's client id.") }),
+    query: z
+      .object({ secret: z.string().optional().describe('The webhook secret, if not sent as a header.') })
+      .catchall(z.union([z.string(), z.array(z.string())])),
+    headers: z.object({
+      'x-webhook-secret': z.string().optional().describe("The app's webhook secret."),
+      'x-webhook-id': z.string().max(200).optional().describe('Your id of this event, for de-duplication (7 days).'),
+      'x-webhook-timestamp': z.string().optional().describe('Unix seconds, for a signed delivery.'),
+      'x-webhook-signature': z
+        .string()
+        .optional()
+        .describe('`v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`.'),
+    }),
+    body: z
+      .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+      .describe('Any JSON object or array, at most 1 MiB.'),
+    responses: {
+      200: WebhookAckSchema,
+      400: problem('The body is not JSON, or not an object or array.'),
+      404: problem('No app with this client id.'),
+      413: problem('The body is larger than 1 MiB.'),
+      415: problem('The body is not `application/json`.'),
+      500: problem('Unexpected server error; quote the request id when reporting it.'),
+    },
+    metadata: WEBHOOK_METADATA,
+    strictStatusCodes: true,
+  },
+});
+
+export const developerWebhooksContract = c.router({
+  listWebhookDeliveries: {
+    method: 'GET',
+    path: '/api/developer/apps/:clientId/webhooks',
+    summary: "List one of your apps' webhook deliveries (developer portal session)",
+    description: 'Newest first, optionally one state only. Authenticated by the developer portal session cookie.',
+    pathParams: z.object({ clientId: z.string() }),
+    query: z.strictObject({
+      state: WebhookDeliveryStateSchema.optional(),
+      cursor: z.string().max(200).optional(),
+      limit: z.coerce.number().int().min(1).max(100).default(25),
+    }),
+    responses: { 200: WebhookDeliveryListSchema, ...sessionProblems },
+    metadata: SESSION_METADATA,
+    strictStatusCodes: true,
+  },
+  getWebhookDelivery: {
+    method: 'GET',
+    path: '/api/developer/apps/:clientId/webhooks/:deliveryId',
+    summary: 'Read one webhook delivery (developer portal session)',
+    pathParams: z.object({ clientId: z.string(), deliveryId: z.uuid() }),
+    responses: { 200: WebhookDeliverySchema, ...sessionProblems },
+    metadata: SESSION_METADATA,
+    strictStatusCodes: true,
+  },
+  replayWebhookDelivery: {
+    method: 'POST',
+    path: '/api/developer/apps/:clientId/webhooks/:deliveryId/replay',
+    summary: 'Process a delivery again (developer portal session)',
+    description:
+      'Re-queues a `processed`, `failed`, `ignored` or `dead_letter` delivery whose secret matched; it goes through the same processing again. Send the `pacer_csrf` cookie value in `X-CSRF-Token`.',
+    pathParams: z.object({ clientId: z.string(), deliveryId: z.uuid() }),
+    headers: z.object({ 'x-csrf-token': z.string().optional() }),
+    body: c.noBody(),
+    responses: {
+      202: WebhookDeliverySchema.describe('The delivery, queued again.'),
+      ...sessionProblems,
+      403: problem('The `X-CSRF-Token` header does not match the CSRF cookie.'),
+      409: problem('The delivery cannot be replayed in its state (rejected, or still queued or processing).'),
+    },
+    metadata: SESSION_METADATA,
+    strictStatusCodes: true,
+  },
+});

@@ -1,0 +1,142 @@
+import type { WebhookDelivery, WebhookDeliveryState } from '@pacer/contract';
+import type { WebhookDeliveryRow } from '../../db/tables.ts';
+import { AppError } from '../../errors.ts';
+import { enqueue } from '../../queue/boss.ts';
+import { webhookDeliveryQueue } from '../../queue/queues.ts';
+import { findClientOwnedBy } from '../oauth/client.repository.ts';
+import { retryOptionsOf, type WebhookDeps } from './webhook-ingest.service.ts';
+import { countDeliveriesByState, findDelivery, listDeliveries, requeueDelivery } from './webhooks.repository.ts';
+
+/** States a developer may replay from: settled, and the secret matched (a `rejected` one never is). */
+export const REPLAYABLE_STATES = ['processed', 'failed', 'ignored', 'dead_letter'] as const;
+
+export interface DeliveryListQuery {
+  readonly state?: WebhookDeliveryState | undefined;
+  readonly cursor?: string | undefined;
+  readonly limit: number;
+}
+
+export interface DeliveryList {
+  readonly items: WebhookDelivery[];
+  readonly nextCursor: string | null;
+  readonly counts: Record<string, number>;
+}
+
+/** The owner's app, or "not found" (never 403: another developer's app id is not confirmed). */
+async function ownedApp(deps: Pick<WebhookDeps, 'db'>, ownerUserId: string, clientId: string) {
+  const client = await findClientOwnedBy(deps.db, { ownerUserId, clientId }, ['app']);
+  if (!client) throw new AppError('not_found', 'No such app among yours.');
+  return client;
+}
+
+function encodeCursor(row: WebhookDeliveryRow): string {
+  return Buffer.from(`${row.receivedAt.toISOString()}|${row.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { receivedAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const receivedAt = new Date(at ?? '');
+  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(receivedAt.getTime())) {
+    throw new AppError('invalid_cursor', 'The cursor is not one this API returned.', {
+      errors: [{ path: 'cursor', message: 'not a cursor from this API' }],
+    });
+  }
+  return { receivedAt, id };
+}
+
+function payloadOf(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
+  }
+}
+
+export function toWebhookDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    clientId: row.clientId,
+    receivedAt: row.receivedAt.toISOString(),
+    event: row.event,
+    payload: payloadOf(row.body),
+    headers: row.headers,
+    query: row.query,
+    sourceIp: row.sourceIp,
+    secretMatched: row.secretMatched,
+    authMethod: row.authMethod,
+    webhookId: row.webhookId,
+    duplicateOf: row.duplicateOf,
+    state: row.state,
+    attempts: row.attempts,
+    replays: row.replays,
+    errorCode: row.errorCode,
+    error: row.lastError,
+    result: row.result ?? null,
+    queuedAt: row.queuedAt?.toISOString() ?? null,
+    startedAt: row.startedAt?.toISOString() ?? null,
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** An app's deliveries, newest first (keyset pagination on received time and id). */
+export async function listAppDeliveries(
+  deps: Pick<WebhookDeps, 'db'>,
+  ownerUserId: string,
+  clientId: string,
+  query: DeliveryListQuery,
+): Promise<DeliveryList> {
+  const client = await ownedApp(deps, ownerUserId, clientId);
+  const rows = await listDeliveries(deps.db, client.clientId, {
+    state: query.state,
+    before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: query.limit,
+  });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toWebhookDelivery),
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    counts: await countDeliveriesByState(deps.db, client.clientId),
+  };
+}
+
+export async function getAppDelivery(
+  deps: Pick<WebhookDeps, 'db'>,
+  ownerUserId: string,
+  clientId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
+  const client = await ownedApp(deps, ownerUserId, clientId);
+  const row = await findDelivery(deps.db, client.clientId, deliveryId);
+  if (!row) throw new AppError('not_found', 'No such delivery.');
+  return toWebhookDelivery(row);
+}
+
+/**
+ * Replay: put a settled delivery back to `queued` and enqueue it in the same
+ * transaction; the worker processes it through the same path as a new one.
+ */
+export async function replayAppDelivery(
+  deps: WebhookDeps,
+  ownerUserId: string,
+  clientId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
+  const client = await ownedApp(deps, ownerUserId, clientId);
+  return deps.db.transaction().execute(async (trx) => {
+    const requeued = await requeueDelivery(trx, client.clientId, deliveryId, REPLAYABLE_STATES);
+    if (!requeued) {
+      const current = await findDelivery(trx, client.clientId, deliveryId);
+      if (!current) throw new AppError('not_found', 'No such delivery.');
+      throw new AppError(
+        'conflict',
+        current.state === 'rejected'
+          ? 'A rejected delivery (its secret did not match) is never processed.'
+          : `The delivery is ${current.state}; only ${REPLAYABLE_STATES.join(', ')} deliveries can be replayed.`,
+      );
+    }
+    await enqueue(deps.boss, trx, webhookDeliveryQueue, { deliveryId }, retryOptionsOf(deps.config));
+    return toWebhookDelivery(requeued);
+  });
+}

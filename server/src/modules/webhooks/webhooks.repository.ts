@@ -1,0 +1,266 @@
+import { sql, type Insertable } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
+import type { WebhookDeliveriesTable, WebhookDeliveryRow, WebhookDeliveryState } from '../../db/tables.ts';
+
+/** What ingest needs of an app: looked up on every delivery, so rotation counts at once. */
+export interface WebhookClient {
+  readonly id: string;
+  readonly clientId: string;
+  readonly webhookSecretHash: string | null;
+  readonly webhookSecretSealed: string | null;
+}
+
+export async function findWebhookClient(db: DbOrTrx, clientId: string): Promise<WebhookClient | undefined> {
+  return db
+    .selectFrom('oauthClients')
+    .select(['id', 'clientId', 'webhookSecretHash', 'webhookSecretSealed'])
+    .where('clientId', '=', clientId)
+    .executeTakeFirst();
+}
+
+export async function updateWebhookSecret(
+  db: DbOrTrx,
+  id: string,
+  secret: { readonly hash: string; readonly sealed: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('oauthClients')
+    .set({ webhookSecretHash: secret.hash, webhookSecretSealed: secret.sealed, updatedAt: new Date() })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertDelivery(
+  db: DbOrTrx,
+  delivery: Insertable<WebhookDeliveriesTable>,
+): Promise<Pick<WebhookDeliveryRow, 'id' | 'receivedAt'>> {
+  return db.insertInto('webhookDeliveries').values(delivery).returning(['id', 'receivedAt']).executeTakeFirstOrThrow();
+}
+
+/**
+ * Take `webhookId` for `deliveryId` unless a delivery of the same app took it
+ * less than `windowDays` ago. Returns `undefined` when taken, else the
+ * delivery id that holds it now (`deliveryId`). Concurrent claims of one id
+ * serialize on the primary key: exactly one wins.
+ */
+export async function claimWebhookId(
+  db: DbOrTrx,
+  claim: {
+    readonly clientId: string;
+    readonly webhookId: string;
+    readonly deliveryId: string;
+    readonly windowDays: number;
+  },
+): Promise<boolean> {
+  const row = await db
+    .insertInto('webhookIds')
+    .values({
+      clientId: claim.clientId,
+      webhookId: claim.webhookId,
+      deliveryId: claim.deliveryId,
+      receivedAt: sql<Date>`now()`,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['clientId', 'webhookId'])
+        .doUpdateSet({ deliveryId: (eb) => eb.ref('excluded.deliveryId'), receivedAt: sql<Date>`now()` })
+        .where('webhookIds.receivedAt', '<', sql<Date>`now() - make_interval(days => ${claim.windowDays})`),
+    )
+    .returning('deliveryId')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function findWebhookIdHolder(
+  db: DbOrTrx,
+  clientId: string,
+  webhookId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('webhookIds')
+    .select('deliveryId')
+    .where('clientId', '=', clientId)
+    .where('webhookId', '=', webhookId)
+    .executeTakeFirst();
+  return row?.deliveryId;
+}
+
+/**
+ * Move a queued (or, after a crash mid-attempt, still processing) delivery
+ * to `processing` and count the attempt. `undefined`: the delivery is gone or
+ * already settled, so there is nothing to do.
+ */
+export async function startAttempt(db: DbOrTrx, id: string): Promise<WebhookDeliveryRow | undefined> {
+  return db
+    .updateTable('webhookDeliveries')
+    .set({
+      state: 'processing',
+      attempts: sql<number>`attempts + 1`,
+      startedAt: sql<Date>`now()`,
+      updatedAt: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .where('state', 'in', ['queued', 'processing'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface Settlement {
+  readonly state: Extract<WebhookDeliveryState, 'processed' | 'failed' | 'ignored' | 'dead_letter' | 'queued'>;
+  readonly errorCode?: string | null;
+  readonly lastError?: string | null;
+  readonly result?: unknown;
+}
+
+/** Settle an attempt that is still `processing`; false when it is not (another attempt settled it). */
+export async function settleDelivery(db: DbOrTrx, id: string, settlement: Settlement): Promise<boolean> {
+  const terminal = settlement.state !== 'queued';
+  const result = await db
+    .updateTable('webhookDeliveries')
+    .set({
+      state: settlement.state,
+      errorCode: settlement.errorCode ?? null,
+      lastError: settlement.lastError ?? null,
+      ...(settlement.result === undefined ? {} : { result: JSON.stringify(settlement.result) }),
+      ...(terminal ? { finishedAt: sql<Date>`now()` } : {}),
+      updatedAt: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .where('state', '=', 'processing')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** A job that pg-boss gave up on (retries spent, or expired too often): dead-letter unless already settled. */
+export async function deadLetterDelivery(db: DbOrTrx, id: string, reason: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhookDeliveries')
+    .set({
+      state: 'dead_letter',
+      errorCode: sql<string>`coalesce(error_code, 'retries_exhausted')`,
+      lastError: sql<string>`coalesce(last_error, ${reason})`,
+      finishedAt: sql<Date>`now()`,
+      updatedAt: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .where('state', 'in', ['queued', 'processing'])
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Re-queue a settled delivery (replay); false when it is not in a replayable state. */
+export async function requeueDelivery(
+  db: DbOrTrx,
+  clientId: string,
+  id: string,
+  from: readonly WebhookDeliveryState[],
+): Promise<WebhookDeliveryRow | undefined> {
+  return db
+    .updateTable('webhookDeliveries')
+    .set({
+      state: 'queued',
+      replays: sql<number>`replays + 1`,
+      errorCode: null,
+      lastError: null,
+      result: null,
+      queuedAt: sql<Date>`now()`,
+      startedAt: null,
+      finishedAt: null,
+      updatedAt: sql<Date>`now()`,
+    })
+    .where('clientId', '=', clientId)
+    .where('id', '=', id)
+    .where('state', 'in', [...from])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findDelivery(db: DbOrTrx, clientId: string, id: string): Promise<WebhookDeliveryRow | undefined> {
+  return db
+    .selectFrom('webhookDeliveries')
+    .selectAll()
+    .where('clientId', '=', clientId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export interface DeliveryPage {
+  readonly state?: WebhookDeliveryState | undefined;
+  /** Keyset: deliveries strictly older than this (received at, id). */
+  readonly before?: { readonly receivedAt: Date; readonly id: string } | undefined;
+  readonly limit: number;
+}
+
+/** Newest first; `limit + 1` rows so the caller knows whether there is a next page. */
+export async function listDeliveries(db: DbOrTrx, clientId: string, page: DeliveryPage): Promise<WebhookDeliveryRow[]> {
+  let query = db.selectFrom('webhookDeliveries').selectAll().where('clientId', '=', clientId);
+  if (page.state) query = query.where('state', '=', page.state);
+  if (page.before) {
+    const { receivedAt, id } = page.before;
+    query = query.where((eb) =>
+      eb.or([eb('receivedAt', '<', receivedAt), eb.and([eb('receivedAt', '=', receivedAt), eb('id', '<', id)])]),
+    );
+  }
+  return query
+    .orderBy('receivedAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}
+
+export async function countDeliveriesByState(
+  db: DbOrTrx,
+  clientId: string,
+): Promise<Partial<Record<WebhookDeliveryState, number>>> {
+  const rows = await db
+    .selectFrom('webhookDeliveries')
+    .select(['state', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('clientId', '=', clientId)
+    .groupBy('state')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
+}
+
+/** Retention: deliveries received before `before`, and X-Webhook-Id claims past their window. */
+export async function deleteDeliveriesReceivedBefore(db: DbOrTrx, before: Date): Promise<number> {
+  const result = await db.deleteFrom('webhookDeliveries').where('receivedAt', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function deleteWebhookIdsReceivedBefore(db: DbOrTrx, before: Date): Promise<number> {
+  const result = await db.deleteFrom('webhookIds').where('receivedAt', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export interface EventPrincipal {
+  readonly grantId: string;
+  readonly userId: string;
+  readonly role: 'user' | 'admin';
+  readonly timeZone: string;
+  readonly scopes: string[];
+}
+
+/**
+ * The user an event is for, when the app (`clientRowId`, the client's row id)
+ * holds a live (not revoked) grant from that active user that carries `scope`.
+ */
+export async function findEventPrincipal(
+  db: DbOrTrx,
+  clientRowId: string,
+  userId: string,
+  scope: string,
+): Promise<EventPrincipal | undefined> {
+  return db
+    .selectFrom('oauthGrants')
+    .innerJoin('users', 'users.id', 'oauthGrants.userId')
+    .select(['oauthGrants.id as grantId', 'users.id as userId', 'users.role', 'users.timeZone', 'oauthGrants.scopes'])
+    .where('oauthGrants.clientId', '=', clientRowId)
+    .where('oauthGrants.userId', '=', userId)
+    .where('oauthGrants.revokedAt', 'is', null)
+    .where('users.active', '=', true)
+    .where(sql<boolean>`${scope} = ANY(oauth_grants.scopes)`)
+    .orderBy('oauthGrants.createdAt', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
