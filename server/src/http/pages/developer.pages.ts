@@ -8,13 +8,15 @@ import {
   deleteApp,
   listAppsOwnedBy,
   rotateClientSecret,
+  rotateWebhookSecret,
 } from '../../modules/oauth/client.service.ts';
+import type { WebhookDeps } from '../../modules/webhooks/webhook-ingest.service.ts';
 import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import type { PageDeps } from './account.pages.ts';
-import type { SecretBox } from '../../lib/secret-box.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
 import { html, notFoundPage, page, type SafeHtml } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
+import { webhookDeliveryPages } from './webhooks.page.ts';
 
 /** Fixed notices shown after a redirect; the query names one, never carries text. */
 const NOTICES = {
@@ -128,6 +130,11 @@ function appItem(app: OauthClient, csrf: string, baseUrl: string): SafeHtml {
       <dt>Webhook URL</dt>
       <dd><code>${webhookUrl(baseUrl, app.clientId)}</code></dd>
     </dl>
+    <p>
+      <a href="/developer/apps/${encodeURIComponent(app.clientId)}/webhooks" aria-describedby="${headingId}"
+        >Webhook deliveries</a
+      >
+    </p>
     ${
       app.isPublic
         ? undefined
@@ -136,6 +143,10 @@ function appItem(app: OauthClient, csrf: string, baseUrl: string): SafeHtml {
             <button type="submit" aria-describedby="${headingId}">Rotate client secret</button>
           </form>`
     }
+    <form method="post" action="/developer/apps/${encodeURIComponent(app.clientId)}/webhook-secret">
+      <input type="hidden" name="_csrf" value="${csrf}" />
+      <button type="submit" aria-describedby="${headingId}">Rotate webhook secret</button>
+    </form>
     <form method="post" action="/developer/apps/${encodeURIComponent(app.clientId)}/delete">
       <input type="hidden" name="_csrf" value="${csrf}" />
       <button type="submit" aria-describedby="${headingId}">Delete</button>
@@ -220,7 +231,7 @@ function developerPage(view: DeveloperView): string {
 }
 
 const SHOWN_ONCE = html`<p role="alert">
-  Copy these now. Pacer keeps only a hash of each secret and cannot show them again.
+  Copy these now: they are shown only this once. Pacer keeps the client secret only as a hash, and the webhook secret as a hash plus an encrypted copy it uses to check signatures; neither is ever displayed again.
 </p>`;
 
 function createdPage(app: CreatedApp, baseUrl: string): string {
@@ -265,14 +276,39 @@ function rotatedPage(appName: string, clientId: string, clientSecret: string): s
   );
 }
 
+function webhookSecretRotatedPage(appName: string, clientId: string, webhookSecret: string, baseUrl: string): string {
+  return page(
+    'New webhook secret',
+    html`${EXTRA_STYLE}
+      <h1>New webhook secret for ${appName}</h1>
+      <p role="alert">Copy it now: Pacer will not show it again.</p>
+      <p>
+        It replaces the previous one at once: a delivery sent with the old secret (or signed with it) is still
+        acknowledged, with <code>secretMatched: false</code>, and never processed.
+      </p>
+      <dl>
+        <dt>Client ID</dt>
+        <dd><code id="client-id">${clientId}</code></dd>
+        <dt>Webhook URL</dt>
+        <dd><code>${webhookUrl(baseUrl, clientId)}</code></dd>
+        <dt>Webhook secret</dt>
+        <dd><code class="secret" id="webhook-secret">${webhookSecret}</code></dd>
+      </dl>
+      <nav><a href="/developer">Back to your apps</a></nav>`,
+  );
+}
+
 function stringsOf(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   if (Array.isArray(value)) return value.filter((entry): entry is string => typeof entry === 'string');
   return [];
 }
 
-/** `/developer`: the signed-in user's own OAuth apps: register, rotate the client secret, delete. */
-export function developerPages(deps: PageDeps & { readonly secretBox: SecretBox }): Router {
+/**
+ * `/developer`: the signed-in user's own OAuth apps: register, rotate the client or webhook secret,
+ * delete, and each app's webhook deliveries.
+ */
+export function developerPages(deps: PageDeps & WebhookDeps): Router {
   const router = Router();
   const secure = deps.config.secureCookies;
   const baseUrl = deps.config.baseUrl;
@@ -368,6 +404,24 @@ export function developerPages(deps: PageDeps & { readonly secretBox: SecretBox 
     }
   });
 
+  router.post('/developer/apps/:clientId/webhook-secret', form, csrf, async (req, res) => {
+    const user = signedInOr303(res);
+    if (!user) return;
+    try {
+      const rotated = await rotateWebhookSecret(deps.db, deps.secretBox, {
+        clientId: String(req.params['clientId']),
+        ownerUserId: user.id,
+      });
+      res.type('html').send(webhookSecretRotatedPage(rotated.name, rotated.clientId, rotated.webhookSecret, baseUrl));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      res
+        .status(404)
+        .type('html')
+        .send(notFoundPage('You have no such app.', { href: '/developer', label: 'Back to your apps' }));
+    }
+  });
+
   router.post('/developer/apps/:clientId/delete', form, csrf, async (req, res) => {
     const user = signedInOr303(res);
     if (!user) return;
@@ -385,6 +439,8 @@ export function developerPages(deps: PageDeps & { readonly secretBox: SecretBox 
     }
     res.redirect(303, '/developer?notice=deleted');
   });
+
+  router.use(webhookDeliveryPages(deps));
 
   return router;
 }

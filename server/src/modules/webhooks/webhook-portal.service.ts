@@ -5,7 +5,13 @@ import { enqueue } from '../../queue/boss.ts';
 import { webhookDeliveryQueue } from '../../queue/queues.ts';
 import { findClientOwnedBy } from '../oauth/client.repository.ts';
 import { retryOptionsOf, type WebhookDeps } from './webhook-ingest.service.ts';
-import { countDeliveriesByState, findDelivery, listDeliveries, requeueDelivery } from './webhooks.repository.ts';
+import {
+  countDeliveriesByState,
+  findDelivery,
+  listDeliveries,
+  type ListedDelivery,
+  requeueDelivery,
+} from './webhooks.repository.ts';
 
 /** States a developer may replay from: settled, and the secret matched (a `rejected` one never is). */
 export const REPLAYABLE_STATES = ['processed', 'failed', 'ignored', 'dead_letter'] as const;
@@ -29,19 +35,29 @@ async function ownedApp(deps: Pick<WebhookDeps, 'db'>, ownerUserId: string, clie
   return client;
 }
 
-function encodeCursor(row: WebhookDeliveryRow): string {
-  return Buffer.from(`${row.receivedAt.toISOString()}|${row.id}`).toString('base64url');
+function encodeCursor(row: ListedDelivery): string {
+  return Buffer.from(`${row.receivedAtExact}|${row.id}`).toString('base64url');
 }
 
-function decodeCursor(cursor: string): { receivedAt: Date; id: string } {
+/** ISO UTC with up to microseconds (older cursors carry milliseconds). */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
+function decodeCursor(cursor: string): { receivedAt: string; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const receivedAt = new Date(at ?? '');
-  if (!id || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(receivedAt.getTime())) {
+  const valid =
+    id !== undefined &&
+    /^[0-9a-f-]{36}$/i.test(id) &&
+    at !== undefined &&
+    CURSOR_TIME.test(at) &&
+    // A real instant (no 30 February), so PostgreSQL can read it.
+    !Number.isNaN(Date.parse(at)) &&
+    new Date(at).toISOString().slice(0, 19) === at.slice(0, 19);
+  if (!valid) {
     throw new AppError('invalid_cursor', 'The cursor is not one this API returned.', {
       errors: [{ path: 'cursor', message: 'not a cursor from this API' }],
     });
   }
-  return { receivedAt, id };
+  return { receivedAt: at, id };
 }
 
 function payloadOf(body: string): unknown {

@@ -187,17 +187,29 @@ export async function findDelivery(db: DbOrTrx, clientId: string, id: string): P
 
 export interface DeliveryPage {
   readonly state?: WebhookDeliveryState | undefined;
-  /** Keyset: deliveries strictly older than this (received at, id). */
-  readonly before?: { readonly receivedAt: Date; readonly id: string } | undefined;
+  /**
+   * Keyset: deliveries strictly older than this (received at, id). `receivedAt` is
+   * ISO text with the database's microseconds: a `Date` keeps only milliseconds, and
+   * rows received later in the same millisecond as the page's last one would be skipped.
+   */
+  readonly before?: { readonly receivedAt: string; readonly id: string } | undefined;
   readonly limit: number;
 }
 
+/** A listed delivery with its exact (microsecond) received time, for the next page's cursor. */
+export type ListedDelivery = WebhookDeliveryRow & { readonly receivedAtExact: string };
+
 /** Newest first; `limit + 1` rows so the caller knows whether there is a next page. */
-export async function listDeliveries(db: DbOrTrx, clientId: string, page: DeliveryPage): Promise<WebhookDeliveryRow[]> {
-  let query = db.selectFrom('webhookDeliveries').selectAll().where('clientId', '=', clientId);
+export async function listDeliveries(db: DbOrTrx, clientId: string, page: DeliveryPage): Promise<ListedDelivery[]> {
+  let query = db
+    .selectFrom('webhookDeliveries')
+    .selectAll()
+    .select(sql<string>`to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('receivedAtExact'))
+    .where('clientId', '=', clientId);
   if (page.state) query = query.where('state', '=', page.state);
   if (page.before) {
-    const { receivedAt, id } = page.before;
+    const receivedAt = sql<Date>`${page.before.receivedAt}::timestamptz`;
+    const { id } = page.before;
     query = query.where((eb) =>
       eb.or([eb('receivedAt', '<', receivedAt), eb.and([eb('receivedAt', '=', receivedAt), eb('id', '<', id)])]),
     );
