@@ -42,10 +42,12 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
     // Wake workers the moment a job is committed instead of polling (DESIGN.md §5).
     useListenNotify: options.maintenance,
     supervise: options.maintenance,
-    // The supervise pass is what retries jobs whose worker died (expired) and
-    // dead-letters them; pg-boss runs it every 60 s by default, which left a
-    // killed worker's webhook deliveries in `processing` for up to 90 s.
+    // The supervise/monitor pass is what retries jobs whose worker died
+    // (expired) and dead-letters them; pg-boss runs it every 60 s by default,
+    // which left a killed worker's webhook deliveries in `processing` for up
+    // to 90 s after their 30 s expiry.
     superviseIntervalSeconds: 10,
+    monitorIntervalSeconds: 10,
     schedule: options.maintenance,
   });
   boss.on('error', (error) => options.logger.error({ err: error }, 'queue error'));
