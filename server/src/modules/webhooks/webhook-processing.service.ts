@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { applyEvent, parseEvents, PermanentEventError } from './webhook-events.ts';
-import { deadLetterDelivery, findWebhookClient, settleDelivery, startAttempt } from './webhooks.repository.ts';
+import { deadLetterDelivery, settleDelivery, startAttempt } from './webhooks.repository.ts';
 
 /** What the queue should do with the job after an attempt. */
 export type AttemptOutcome =
@@ -26,10 +26,10 @@ class AttemptLost extends Error {}
  * is re-entered from `processing` only by a retry of its own job.
  */
 export async function processDelivery(db: Db, deliveryId: string, context: AttemptContext): Promise<AttemptOutcome> {
+  // Gone, settled, or its app deleted (its deliveries go with it): nothing to do.
   const delivery = await startAttempt(db, deliveryId);
   if (!delivery) return { kind: 'done' };
-  const client = await findWebhookClient(db, delivery.clientId);
-  if (!client) return { kind: 'done' }; // The app was deleted; its deliveries go with it.
+  const client = { id: delivery.clientRowId, clientId: delivery.clientId };
 
   let body: unknown;
   try {

@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import type { DbOrTrx } from '../../db/database.ts';
+import { preparedStatement, type DbOrTrx } from '../../db/database.ts';
 import type { WebhookDeliveriesTable, WebhookDeliveryRow, WebhookDeliveryState } from '../../db/tables.ts';
 
 /** What ingest needs of an app: looked up on every delivery, so rotation counts at once. */
@@ -15,6 +15,7 @@ export async function findWebhookClient(db: DbOrTrx, clientId: string): Promise<
     .selectFrom('oauthClients')
     .select(['id', 'clientId', 'webhookSecretHash', 'webhookSecretSealed'])
     .where('clientId', '=', clientId)
+    .modifyEnd(preparedStatement('webhook_client'))
     .executeTakeFirst();
 }
 
@@ -35,7 +36,13 @@ export async function insertDelivery(
   db: DbOrTrx,
   delivery: Insertable<WebhookDeliveriesTable>,
 ): Promise<Pick<WebhookDeliveryRow, 'id' | 'receivedAt'>> {
-  return db.insertInto('webhookDeliveries').values(delivery).returning(['id', 'receivedAt']).executeTakeFirstOrThrow();
+  // One statement text per ingest outcome (queued, rejected, ignored): a handful of prepared statements.
+  return db
+    .insertInto('webhookDeliveries')
+    .values(delivery)
+    .returning(['id', 'receivedAt'])
+    .modifyEnd(preparedStatement('webhook_delivery_insert'))
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -88,21 +95,29 @@ export async function findWebhookIdHolder(
 
 /**
  * Move a queued (or, after a crash mid-attempt, still processing) delivery
- * to `processing` and count the attempt. `undefined`: the delivery is gone or
- * already settled, so there is nothing to do.
+ * to `processing` and count the attempt; with it, the app's row id (the
+ * grant check needs it), in the same round trip. `undefined`: the delivery
+ * is gone or already settled, so there is nothing to do.
  */
-export async function startAttempt(db: DbOrTrx, id: string): Promise<WebhookDeliveryRow | undefined> {
+export async function startAttempt(
+  db: DbOrTrx,
+  id: string,
+): Promise<(WebhookDeliveryRow & { readonly clientRowId: string }) | undefined> {
   return db
     .updateTable('webhookDeliveries')
+    .from('oauthClients')
     .set({
       state: 'processing',
-      attempts: sql<number>`attempts + 1`,
+      attempts: sql<number>`webhook_deliveries.attempts + 1`,
       startedAt: sql<Date>`now()`,
       updatedAt: sql<Date>`now()`,
     })
-    .where('id', '=', id)
-    .where('state', 'in', ['queued', 'processing'])
-    .returningAll()
+    .whereRef('oauthClients.clientId', '=', 'webhookDeliveries.clientId')
+    .where('webhookDeliveries.id', '=', id)
+    .where('webhookDeliveries.state', 'in', ['queued', 'processing'])
+    .returningAll('webhookDeliveries')
+    .returning('oauthClients.id as clientRowId')
+    .modifyEnd(preparedStatement('webhook_start_attempt'))
     .executeTakeFirst();
 }
 
@@ -128,6 +143,7 @@ export async function settleDelivery(db: DbOrTrx, id: string, settlement: Settle
     })
     .where('id', '=', id)
     .where('state', '=', 'processing')
+    .modifyEnd(preparedStatement('webhook_settle'))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
@@ -274,5 +290,6 @@ export async function findEventPrincipal(
     .where(sql<boolean>`${scope} = ANY(oauth_grants.scopes)`)
     .orderBy('oauthGrants.createdAt', 'desc')
     .limit(1)
+    .modifyEnd(preparedStatement('webhook_event_principal'))
     .executeTakeFirst();
 }
