@@ -31,17 +31,7 @@ export async function makeUser(db: Db, options: UserFactoryOptions = {}): Promis
 
 /** A registered third-party app owned by `owner`. */
 export async function makeApp(db: Db, owner: User, name = 'Test app'): Promise<OauthClient> {
-  const created = await createApp(db, {
-    name,
-    redirectUris: ['https://app.example.test/callback'],
-    scopes: [],
-    isPublic: false,
-    ownerEmail: owner.email,
-    secretBox: testSecretBox,
-  });
-  const client = await findClientByClientId(db, created.clientId);
-  if (!client) throw new Error('app vanished');
-  return client;
+  return (await makeWebhookApp(db, owner, name)).client;
 }
 
 /** An app with its webhook secret (the plain value exists only here, as for a real developer). */

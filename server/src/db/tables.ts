@@ -1,3 +1,4 @@
+import type { WebhookDeliveryState } from '@pacer/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -331,17 +332,8 @@ export interface Database {
   webhookIds: WebhookIdsTable;
 }
 
-export const WEBHOOK_DELIVERY_STATES = [
-  'received',
-  'queued',
-  'processing',
-  'processed',
-  'failed',
-  'ignored',
-  'rejected',
-  'dead_letter',
-] as const;
-export type WebhookDeliveryState = (typeof WEBHOOK_DELIVERY_STATES)[number];
+/** The states of DESIGN.md §3, declared once in the contract. */
+export type { WebhookDeliveryState };
 export type WebhookAuthMethod = 'header' | 'query' | 'signature';
 
 export interface WebhookDeliveriesTable {
