@@ -9,5 +9,5 @@ import type { Database, DbOrTrx } from './database.ts';
  */
 export function inTransaction<T>(db: DbOrTrx, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db as Transaction<Database>);
-  return (db).transaction().execute(work);
+  return db.transaction().execute(work);
 }

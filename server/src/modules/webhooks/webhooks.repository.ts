@@ -47,9 +47,9 @@ export async function insertDelivery(
 
 /**
  * Take `webhookId` for `deliveryId` unless a delivery of the same app took it
- * less than `windowDays` ago. Returns `undefined` when taken, else the
- * delivery id that holds it now (`deliveryId`). Concurrent claims of one id
- * serialize on the primary key: exactly one wins.
+ * less than `windowDays` ago (an older claim is taken over). False when the
+ * id is taken. Concurrent claims of one id serialize on the primary key:
+ * exactly one wins.
  */
 export async function claimWebhookId(
   db: DbOrTrx,
