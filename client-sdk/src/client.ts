@@ -4,8 +4,12 @@ import { initClient, tsRestFetchApi, type ApiFetcherArgs } from '@ts-rest/core';
 export interface PacerClientOptions {
   /** Where Pacer runs, e.g. `https://pacer.example.com` (no trailing slash needed). */
   readonly baseUrl: string;
-  /** An OAuth 2.0 access token, or a function that returns the current one. */
-  readonly accessToken: string | (() => string | Promise<string>);
+  /**
+   * An OAuth 2.0 access token, or a function that returns the current one.
+   * Omit it only for the routes that take none: the incoming webhook (its
+   * own secret or signature) and the developer portal's session API.
+   */
+  readonly accessToken?: string | (() => string | Promise<string>);
   /** Extra headers sent with every request (e.g. `X-Request-Id`). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Check response bodies against the contract's schemas (off by default). */
@@ -35,7 +39,11 @@ export function createPacerClient(options: PacerClientOptions) {
       const accessToken = typeof token === 'function' ? await token() : token;
       return tsRestFetchApi({
         ...args,
-        headers: { ...args.headers, ...options.headers, authorization: `Bearer ${accessToken}` },
+        headers: {
+          ...args.headers,
+          ...options.headers,
+          ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+        },
       });
     },
   });

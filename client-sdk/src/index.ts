@@ -38,6 +38,7 @@ export {
   type WellnessUpsert,
 } from '@pacer/contract';
 export { buildFitUploadForm, uploadFit, type UploadFitInput, type UploadFitTarget } from './workouts.ts';
+export { signWebhook, type SignedWebhook } from './webhooks.ts';
 export {
   FIT_MEDIA_TYPE,
   type Workout,
@@ -52,4 +53,7 @@ export {
   type PlannedWorkout,
   type PlannedWorkoutCreate,
   type PlannedWorkoutPatch,
+  type WebhookAck,
+  type WebhookDelivery,
+  type WebhookDeliveryState,
 } from '@pacer/contract';

@@ -109,7 +109,7 @@ export const webhooksContract = c.router({
     pathParams: z.object({ clientId: z.string().describe("The app's client id.") }),
     query: z
       .object({ secret: z.string().optional().describe('The webhook secret, if not sent as a header.') })
-      .catchall(z.union([z.string(), z.array(z.string())])),
+      .describe('Other query parameters are kept with the delivery (shown in the portal) and otherwise ignored.'),
     headers: z.object({
       'x-webhook-secret': z.string().optional().describe("The app's webhook secret."),
       'x-webhook-id': z.string().max(200).optional().describe('Your id of this event, for de-duplication (7 days).'),
