@@ -10,10 +10,23 @@
  *    from step 1.
  *    (a) autocannon, POST /api/wellness, distinct dates per request;
  *    (b) the same single-row upsert straight through `pg` (Pool of 10, 10 loops).
- * 3. A human-readable summary, then one JSON line with every figure.
+ * 3. OAuth token endpoint (oauth-bench.ts), on the same server and database.
+ * 4. FIT uploads (upload-bench.ts), on the same server: MB/s of a 1-hour and a
+ *    10-hour ride end to end against a plain @garmin/fitsdk decode of the same
+ *    bytes; GET /api/profile latency while 4 loops upload 10-hour rides; the
+ *    server process's peak RSS (VmRSS sampled every 20 ms, VmHWM). Steps 2
+ *    and 3 grow the server's heap first: for memory figures of a fresh server
+ *    run `PACER_BENCH_ONLY=uploads`.
+ * Then a human-readable summary, then one JSON line with every figure.
  *
  * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
- * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10).
+ * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
+ * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
+ * `wellness`, `oauth`, `uploads`; default all of them). Without `startup`
+ * and without DATABASE_URL, the server's first start initialises the
+ * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
+ * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
+ * PACER_BENCH_PROFILE_RATE (GET /api/profile per second in step 4, default 50).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +40,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { runOAuthBench, type OAuthBenchResult } from './oauth-bench.ts';
+import { runUploadBench, type UploadBenchResult } from './upload-bench.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
@@ -35,10 +49,35 @@ const MAIN = path.join(ROOT, 'server/src/main.ts');
 const DURATION_S = positiveNumber('PACER_BENCH_DURATION', 10);
 const WARMUP_S = positiveNumber('PACER_BENCH_WARMUP', 3);
 const CONNECTIONS = positiveNumber('PACER_BENCH_CONNECTIONS', 10);
+const UPLOAD_RUNS = positiveNumber('PACER_BENCH_UPLOAD_RUNS', 7);
+const PROFILE_RATE = positiveNumber('PACER_BENCH_PROFILE_RATE', 50);
+const UPLOAD_CONCURRENCY = 4;
+const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads'] as const;
+type Section = (typeof SECTIONS)[number];
+const ONLY = ((): ReadonlySet<Section> => {
+  try {
+    return sectionsToRun();
+  } catch (error) {
+    process.stderr.write(`bench: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 const READY_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 30_000;
 
-const TARGETS = { emptyStartupMs: 10_000, existingStartupMs: 3_000, ratio: 0.6, httpP99Ms: 25 } as const;
+const TARGETS = {
+  emptyStartupMs: 10_000,
+  existingStartupMs: 3_000,
+  ratio: 0.6,
+  httpP99Ms: 25,
+  uploadRatio: 0.8,
+  profileP99Ms: 50,
+  peakRssMb: 250,
+} as const;
+
+/** Limits the bench lifts so uploads are never 413'd or 429'd (the server's defaults: 25 MiB, 30 uploads a minute). */
+const BENCH_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+const BENCH_UPLOADS_PER_MINUTE = 1_000_000_000;
 
 /**
  * Each phase writes its own window of dates (day offsets from 2000-01-01, all
@@ -63,6 +102,19 @@ function positiveNumber(name: string, fallback: number): number {
   if (!Number.isFinite(value) || value <= 0)
     throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+function sectionsToRun(): ReadonlySet<Section> {
+  const raw = process.env['PACER_BENCH_ONLY'];
+  if (raw === undefined || raw.trim() === '') return new Set(SECTIONS);
+  const names = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`PACER_BENCH_ONLY takes a comma list of ${SECTIONS.join(', ')}; got ${JSON.stringify(raw)}`);
+  return new Set(names as Section[]);
 }
 
 function dateOf(phase: keyof typeof PHASE_BASE, n: number): string {
@@ -299,6 +351,9 @@ function serverEnv(options: {
     // The bench measures the write path, not the limiter: one token and one IP must never be throttled.
     PACER_RATE_LIMIT_PER_MINUTE: '1000000000',
     PACER_RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    // Nor the uploads of step 4 (their own bucket), nor refused for size.
+    PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: String(BENCH_UPLOADS_PER_MINUTE),
+    PACER_MAX_UPLOAD_BYTES: String(BENCH_MAX_UPLOAD_BYTES),
   };
 }
 
@@ -664,15 +719,26 @@ async function main(): Promise<void> {
   // 1. Startup.
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pacer-bench-'));
   cleanupState.tempDirs.add(dataDir);
-  log(`\n[1] startup, embedded PostgreSQL in ${dataDir}`);
-  const empty = await measureStartup(dataDir);
-  log(
-    `    empty data dir:    ${empty.readyMs} ms to /readyz 200 (server's own startupMs ${empty.inProcessMs ?? '?'}), stop ${empty.stopMs} ms`,
-  );
-  const existing = await measureStartup(dataDir);
-  log(
-    `    existing data dir: ${existing.readyMs} ms to /readyz 200 (server's own startupMs ${existing.inProcessMs ?? '?'}), stop ${existing.stopMs} ms`,
-  );
+  let empty: StartupRun | undefined;
+  let existing: StartupRun | undefined;
+  if (ONLY.has('startup')) {
+    log(`\n[1] startup, embedded PostgreSQL in ${dataDir}`);
+    empty = await measureStartup(dataDir);
+    log(
+      `    empty data dir:    ${empty.readyMs} ms to /readyz 200 (server's own startupMs ${empty.inProcessMs ?? '?'}), stop ${empty.stopMs} ms`,
+    );
+    existing = await measureStartup(dataDir);
+    log(
+      `    existing data dir: ${existing.readyMs} ms to /readyz 200 (server's own startupMs ${existing.inProcessMs ?? '?'}), stop ${existing.stopMs} ms`,
+    );
+  } else {
+    log(`\n[1] startup: skipped (PACER_BENCH_ONLY=${[...ONLY].join(',')})`);
+  }
+  if (!ONLY.has('wellness') && !ONLY.has('oauth') && !ONLY.has('uploads')) {
+    log('\nno section on the throughput server selected');
+    printSummary(log, { empty, existing });
+    return;
+  }
 
   // 2. Throughput.
   let databaseUrl: string | undefined;
@@ -692,9 +758,12 @@ async function main(): Promise<void> {
   }
   const port = await freePort();
   const env = serverEnv({ port, dataDir, databaseUrl, logLevel: 'warn' });
-  log(
-    `\n[2] throughput on ${databaseUrl ? `DATABASE_URL ${redactUrl(databaseUrl)} (fresh database)` : 'the embedded PostgreSQL from step 1'}`,
-  );
+  const where = databaseUrl
+    ? `DATABASE_URL ${redactUrl(databaseUrl)} (fresh database)`
+    : empty
+      ? 'the embedded PostgreSQL from step 1'
+      : `an embedded PostgreSQL in ${dataDir} (step 1 skipped: this start initialises it)`;
+  log(ONLY.has('wellness') ? `\n[2] throughput on ${where}` : `\n[2] wellness: skipped; server on ${where}`);
   const server = spawnServer(env, port);
   const readyMs = await waitReady(server);
   log(`    server ready in ${round(readyMs, 0)} ms (PACER_LOG_LEVEL=warn, pid ${server.pid})`);
@@ -719,77 +788,160 @@ async function main(): Promise<void> {
   ]);
   log(`    user ${user.id}, token issued through the CLI`);
 
-  const probe = await fetch(`${server.url}/api/wellness`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ date: '1999-12-31', hrv: 55, restingHr: 48 }),
-  });
-  const probeBody = await probe.text();
-  if (probe.status !== 201 && probe.status !== 200)
-    throw new Error(`probe POST /api/wellness answered ${probe.status}: ${probeBody}`);
-
   const pgUrl = databaseUrl ?? embeddedUrl(dataDir);
   const pool = new pg.Pool({ connectionString: pgUrl, max: CONNECTIONS });
-  let httpRun: HttpResult;
-  let pgRun: PgResult;
-  let oauthRun: OAuthBenchResult;
+  let httpRun: HttpResult | undefined;
+  let pgRun: PgResult | undefined;
+  let oauthRun: OAuthBenchResult | undefined;
+  let uploadRun: UploadBenchResult | undefined;
   try {
-    const scope = await postgresScope(pool);
-    log(`    (a) HTTP: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
-    await runAutocannon(server.url, token.access_token, 'httpWarmup', WARMUP_S, server.pid, scope);
-    httpRun = await runAutocannon(server.url, token.access_token, 'http', DURATION_S, server.pid, scope);
-    log(
-      `        ${httpRun.rps} req/s, p50 ${httpRun.latency.p50} ms, p99 ${httpRun.latency.p99} ms, non-2xx ${httpRun.non2xx}, errors ${httpRun.errors}`,
-    );
-    log(`    (b) pg: Pool of ${CONNECTIONS}, ${CONNECTIONS} loops, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
-    await runPg(pool, user.id, 'pgWarmup', WARMUP_S, server.pid, scope);
-    pgRun = await runPg(pool, user.id, 'pg', DURATION_S, server.pid, scope);
-    log(`        ${pgRun.opsPerSec} ops/s, p50 ${pgRun.latency.p50} ms, p99 ${pgRun.latency.p99} ms`);
+    if (ONLY.has('wellness')) {
+      const probe = await fetch(`${server.url}/api/wellness`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ date: '1999-12-31', hrv: 55, restingHr: 48 }),
+      });
+      const probeBody = await probe.text();
+      if (probe.status !== 201 && probe.status !== 200)
+        throw new Error(`probe POST /api/wellness answered ${probe.status}: ${probeBody}`);
 
-    log(`\n[3] OAuth token endpoint`);
-    const redirectUri = 'https://bench.example.test/callback';
-    const app = await runCli<{ clientId: string; clientSecret: string }>(env, [
-      'app:create',
-      '--name',
-      'Bench client',
-      '--redirect-uri',
-      redirectUri,
-      '--owner',
-      email,
-      '--json',
-    ]);
-    oauthRun = await runOAuthBench({
-      serverUrl: server.url,
-      pool,
-      userEmail: email,
-      userPassword: password,
-      client: { clientId: app.clientId, clientSecret: app.clientSecret, redirectUri },
-      connections: CONNECTIONS,
-      durationS: DURATION_S,
-      roundTrips: 200,
-    });
-    log(
-      `    refresh grant: ${oauthRun.refresh.rps} req/s, p50 ${oauthRun.refresh.p50} ms, p99 ${oauthRun.refresh.p99} ms, non-2xx ${oauthRun.refresh.non2xx}`,
-    );
-    log(
-      `    authorization code round trip (authorize + consent POST + token), ${oauthRun.codeRoundTrip.runs} sequential runs: p50 ${oauthRun.codeRoundTrip.p50} ms, p99 ${oauthRun.codeRoundTrip.p99} ms`,
-    );
+      const scope = await postgresScope(pool);
+      log(`    (a) HTTP: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
+      await runAutocannon(server.url, token.access_token, 'httpWarmup', WARMUP_S, server.pid, scope);
+      httpRun = await runAutocannon(server.url, token.access_token, 'http', DURATION_S, server.pid, scope);
+      log(
+        `        ${httpRun.rps} req/s, p50 ${httpRun.latency.p50} ms, p99 ${httpRun.latency.p99} ms, non-2xx ${httpRun.non2xx}, errors ${httpRun.errors}`,
+      );
+      log(`    (b) pg: Pool of ${CONNECTIONS}, ${CONNECTIONS} loops, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
+      await runPg(pool, user.id, 'pgWarmup', WARMUP_S, server.pid, scope);
+      pgRun = await runPg(pool, user.id, 'pg', DURATION_S, server.pid, scope);
+      log(`        ${pgRun.opsPerSec} ops/s, p50 ${pgRun.latency.p50} ms, p99 ${pgRun.latency.p99} ms`);
+    }
+
+    if (ONLY.has('oauth')) {
+      log(`\n[3] OAuth token endpoint`);
+      const redirectUri = 'https://bench.example.test/callback';
+      const app = await runCli<{ clientId: string; clientSecret: string }>(env, [
+        'app:create',
+        '--name',
+        'Bench client',
+        '--redirect-uri',
+        redirectUri,
+        '--owner',
+        email,
+        '--json',
+      ]);
+      oauthRun = await runOAuthBench({
+        serverUrl: server.url,
+        pool,
+        userEmail: email,
+        userPassword: password,
+        client: { clientId: app.clientId, clientSecret: app.clientSecret, redirectUri },
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        roundTrips: 200,
+      });
+      log(
+        `    refresh grant: ${oauthRun.refresh.rps} req/s, p50 ${oauthRun.refresh.p50} ms, p99 ${oauthRun.refresh.p99} ms, non-2xx ${oauthRun.refresh.non2xx}`,
+      );
+      log(
+        `    authorization code round trip (authorize + consent POST + token), ${oauthRun.codeRoundTrip.runs} sequential runs: p50 ${oauthRun.codeRoundTrip.p50} ms, p99 ${oauthRun.codeRoundTrip.p99} ms`,
+      );
+    } else {
+      log(`\n[3] OAuth: skipped`);
+    }
+
+    if (ONLY.has('uploads')) {
+      log(`\n[4] FIT uploads (POST /api/workouts/upload-fit)`);
+      log(
+        `    bench server env: PACER_MAX_UPLOAD_BYTES=${BENCH_MAX_UPLOAD_BYTES}, PACER_RATE_LIMIT_UPLOADS_PER_MINUTE=${BENCH_UPLOADS_PER_MINUTE} (no 413/429 from the limits)`,
+      );
+      const uploadToken = await runCli<{ access_token: string }>(env, [
+        'token:create',
+        '--email',
+        email,
+        '--scope',
+        'workout:write profile:read',
+        '--expires-in',
+        '7200',
+        '--json',
+      ]);
+      log(
+        `    every upload is distinct bytes (fixture serial number varied, CRC recomputed): each one a create; ${UPLOAD_RUNS} sequential runs per file after 2 warm-up runs`,
+      );
+      uploadRun = await runUploadBench({
+        serverUrl: server.url,
+        serverPid: server.pid,
+        token: uploadToken.access_token,
+        repetitions: UPLOAD_RUNS,
+        concurrency: UPLOAD_CONCURRENCY,
+        durationS: DURATION_S,
+        warmupS: WARMUP_S,
+        profileRate: PROFILE_RATE,
+        interrupted: () => interrupted,
+      });
+      for (const [label, run] of [
+        ['1-hour ', uploadRun.oneHour],
+        ['10-hour', uploadRun.tenHour],
+      ] as const) {
+        log(
+          `    ${label} ride (${run.fileBytes} bytes): upload ${run.uploadMBps} MB/s (p50 ${run.uploadMs.p50} ms, max ${run.uploadMs.max} ms), plain decode ${run.decodeMBps} MB/s (p50 ${run.decodeMs.p50} ms), decode + summary ${run.decodeSummaryMs.p50} ms; ratio ${run.ratio}`,
+        );
+      }
+      const single = uploadRun.singleTenHourMemory;
+      log(
+        `    server RSS before the first upload ${uploadRun.serverIdleRssMb} MB; over the sequential 10-hour uploads: baseline ${single.baselineRssMb} MB, peak sampled ${single.peakSampledRssMb} MB, VmHWM ${single.hwmMb} MB${single.hwmReset ? '' : ' (since process start: clear_refs failed)'}`,
+      );
+      log(
+        `    GET /api/profile idle, ${uploadRun.profileIdle.rate}/s for ${WARMUP_S} s: p50 ${uploadRun.profileIdle.p50} ms, p99 ${uploadRun.profileIdle.p99} ms, errors ${uploadRun.profileIdle.errors}`,
+      );
+      const c = uploadRun.concurrent;
+      log(
+        `    ${c.concurrency} loops of 10-hour uploads for ${c.windowS} s: ${c.completedInWindow} done in the window (${c.completed} in all), ${c.aggregateMBps} MB/s together, upload p50 ${c.uploadMs.p50} ms, p99 ${c.uploadMs.p99} ms`,
+      );
+      log(
+        `      GET /api/profile meanwhile, ${c.profile.rate}/s: ${c.profile.count} answers, p50 ${c.profile.p50} ms, p99 ${c.profile.p99} ms, max ${c.profile.max} ms, errors ${c.profile.errors}`,
+      );
+      log(
+        `      server RSS: baseline ${c.memory.baselineRssMb} MB, peak sampled ${c.memory.peakSampledRssMb} MB (${c.memory.samples} samples, longest gap ${c.memory.maxSampleGapMs} ms), VmHWM ${c.memory.hwmMb} MB`,
+      );
+    }
   } finally {
     await pool.end();
   }
   const stopMs = await server.stop();
 
-  // 3. Summary.
-  const ratio = round(httpRun.rps / pgRun.opsPerSec, 3);
-  const created = httpRun.statusCodes['201'] ?? 0;
-  const updated = httpRun.statusCodes['200'] ?? 0;
-  log(
-    [
-      '',
-      '================================ Pacer bench summary ================================',
+  printSummary(log, { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, readyMs, stopMs });
+}
+
+interface Figures {
+  readonly empty: StartupRun | undefined;
+  readonly existing: StartupRun | undefined;
+  readonly databaseUrl?: string | undefined;
+  readonly httpRun?: HttpResult | undefined;
+  readonly pgRun?: PgResult | undefined;
+  readonly oauthRun?: OAuthBenchResult | undefined;
+  readonly uploadRun?: UploadBenchResult | undefined;
+  readonly readyMs?: number;
+  readonly stopMs?: number;
+}
+
+/** 3. Summary (the sections that ran), then the JSON line. */
+function printSummary(log: (line: string) => void, figures: Figures): void {
+  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun } = figures;
+  const lines = ['', '================================ Pacer bench summary ================================'];
+  if (empty && existing) {
+    lines.push(
       'Startup (embedded PostgreSQL, spawn → first 200 from /readyz)',
       `  [${mark(empty.readyMs < TARGETS.emptyStartupMs)}] empty data dir     ${String(empty.readyMs).padStart(7)} ms   (target < ${TARGETS.emptyStartupMs} ms)`,
       `  [${mark(existing.readyMs < TARGETS.existingStartupMs)}] existing data dir  ${String(existing.readyMs).padStart(7)} ms   (target < ${TARGETS.existingStartupMs} ms)`,
+    );
+  }
+  const ratio = httpRun && pgRun ? round(httpRun.rps / pgRun.opsPerSec, 3) : undefined;
+  if (httpRun && pgRun && ratio !== undefined) {
+    const created = httpRun.statusCodes['201'] ?? 0;
+    const updated = httpRun.statusCodes['200'] ?? 0;
+    lines.push(
       `Throughput on ${databaseUrl ? 'DATABASE_URL (fresh bench database)' : 'embedded PostgreSQL'}, ${CONNECTIONS} concurrent, ${DURATION_S} s after ${WARMUP_S} s warm-up`,
       `  (a) POST /api/wellness ${String(httpRun.rps).padStart(9)} req/s   p50 ${httpRun.latency.p50} ms   p99 ${httpRun.latency.p99} ms   non-2xx ${httpRun.non2xx}   (${httpRun.requests} requests: ${created} created, ${updated} updated)`,
       `      CPU: ${cpuLine(httpRun.cpu)}`,
@@ -798,12 +950,31 @@ async function main(): Promise<void> {
       `  [${mark(ratio >= TARGETS.ratio)}] ratio (a)/(b)      ${ratio}   (target ≥ ${TARGETS.ratio})`,
       `  [${mark(httpRun.latency.p99 <= TARGETS.httpP99Ms)}] p99 of (a)         ${httpRun.latency.p99} ms   (target ≤ ${TARGETS.httpP99Ms} ms)`,
       `  [${mark(httpRun.non2xx === 0 && httpRun.errors === 0)}] non-2xx / errors   ${httpRun.non2xx} / ${httpRun.errors}   (must be 0)`,
+    );
+  }
+  if (oauthRun) {
+    lines.push(
       `OAuth token endpoint, ${CONNECTIONS} connections, ${DURATION_S} s`,
       `  refresh grant          ${String(oauthRun.refresh.rps).padStart(9)} req/s   p50 ${oauthRun.refresh.p50} ms   p99 ${oauthRun.refresh.p99} ms   non-2xx ${oauthRun.refresh.non2xx}`,
       `  code round trip p50    ${oauthRun.codeRoundTrip.p50} ms   p99 ${oauthRun.codeRoundTrip.p99} ms   (${oauthRun.codeRoundTrip.runs} runs, ${oauthRun.codeRoundTrip.failures} failed)`,
-      '=====================================================================================',
-    ].join('\n'),
-  );
+    );
+  }
+  const uploadTargets = uploadRun ? uploadTargetsOf(uploadRun) : undefined;
+  if (uploadRun && uploadTargets) {
+    const { oneHour, tenHour, singleTenHourMemory: single, concurrent: c } = uploadRun;
+    const peak = (memory: UploadBenchResult['singleTenHourMemory']) => Math.max(memory.hwmMb, memory.peakSampledRssMb);
+    lines.push(
+      `FIT uploads, distinct files (all creates), median of ${oneHour.runs} sequential runs; upload limits lifted for the bench`,
+      `  [${mark(uploadTargets.oneHourRatio)}] 1-hour  ride ${String(oneHour.uploadMBps).padStart(6)} MB/s end to end vs ${oneHour.decodeMBps} MB/s plain decode: ${oneHour.ratio}   (target ≥ ${TARGETS.uploadRatio})`,
+      `  [${mark(uploadTargets.tenHourRatio)}] 10-hour ride ${String(tenHour.uploadMBps).padStart(6)} MB/s end to end vs ${tenHour.decodeMBps} MB/s plain decode: ${tenHour.ratio}   (target ≥ ${TARGETS.uploadRatio})`,
+      `  [${mark(uploadTargets.profileP99)}] GET /api/profile p99 during ${c.concurrency} concurrent 10-hour uploads  ${c.profile.p99} ms   (p50 ${c.profile.p50} ms, ${c.profile.rate}/s, idle p99 ${uploadRun.profileIdle.p99} ms; ${c.completedInWindow} uploads in ${c.windowS} s; target < ${TARGETS.profileP99Ms} ms)`,
+      `  [${mark(uploadTargets.singleRss)}] server peak RSS, one 10-hour upload at a time  ${peak(single)} MB   (VmHWM ${single.hwmMb}, sampled ${single.peakSampledRssMb}, baseline ${single.baselineRssMb}, server before any upload ${uploadRun.serverIdleRssMb}; target < ${TARGETS.peakRssMb} MB)`,
+      `  [${mark(uploadTargets.concurrentRss)}] server peak RSS, ${c.concurrency} concurrent 10-hour uploads  ${peak(c.memory)} MB   (VmHWM ${c.memory.hwmMb}, sampled ${c.memory.peakSampledRssMb}, baseline ${c.memory.baselineRssMb}; target < ${TARGETS.peakRssMb} MB)`,
+      `  [${mark(uploadTargets.allCreated)}] every upload a 201   ${JSON.stringify({ ...oneHour.statusCodes })} ${JSON.stringify(tenHour.statusCodes)} ${JSON.stringify(c.statusCodes)}`,
+    );
+  }
+  lines.push('=====================================================================================');
+  log(lines.join('\n'));
 
   log(
     JSON.stringify({
@@ -812,32 +983,50 @@ async function main(): Promise<void> {
       node: process.version,
       cpus: os.cpus().length,
       loadAverage: os.loadavg().map((value) => round(value)),
+      sections: [...ONLY],
       database: databaseUrl ? 'external' : 'embedded',
       connections: CONNECTIONS,
       durationS: DURATION_S,
       warmupS: WARMUP_S,
       startup: {
-        emptyDataDirMs: empty.readyMs,
-        emptyDataDirInProcessMs: empty.inProcessMs,
-        existingDataDirMs: existing.readyMs,
-        existingDataDirInProcessMs: existing.inProcessMs,
-        stopMs: [empty.stopMs, existing.stopMs],
-        throughputServerReadyMs: round(readyMs, 0),
-        throughputServerStopMs: round(stopMs, 0),
+        emptyDataDirMs: empty?.readyMs,
+        emptyDataDirInProcessMs: empty?.inProcessMs,
+        existingDataDirMs: existing?.readyMs,
+        existingDataDirInProcessMs: existing?.inProcessMs,
+        stopMs: empty && existing ? [empty.stopMs, existing.stopMs] : undefined,
+        throughputServerReadyMs: figures.readyMs === undefined ? undefined : round(figures.readyMs, 0),
+        throughputServerStopMs: figures.stopMs === undefined ? undefined : round(figures.stopMs, 0),
       },
       http: httpRun,
       pg: pgRun,
       oauth: oauthRun,
+      uploads: uploadRun,
       ratio,
       targets: {
-        emptyStartup: empty.readyMs < TARGETS.emptyStartupMs,
-        existingStartup: existing.readyMs < TARGETS.existingStartupMs,
-        ratio: ratio >= TARGETS.ratio,
-        httpP99: httpRun.latency.p99 <= TARGETS.httpP99Ms,
-        non2xxZero: httpRun.non2xx === 0,
+        emptyStartup: empty ? empty.readyMs < TARGETS.emptyStartupMs : undefined,
+        existingStartup: existing ? existing.readyMs < TARGETS.existingStartupMs : undefined,
+        ratio: ratio === undefined ? undefined : ratio >= TARGETS.ratio,
+        httpP99: httpRun ? httpRun.latency.p99 <= TARGETS.httpP99Ms : undefined,
+        non2xxZero: httpRun ? httpRun.non2xx === 0 : undefined,
+        ...(uploadTargets ? { uploads: uploadTargets } : {}),
       },
     }),
   );
+}
+
+function uploadTargetsOf(run: UploadBenchResult) {
+  const peak = (memory: UploadBenchResult['singleTenHourMemory']) => Math.max(memory.hwmMb, memory.peakSampledRssMb);
+  const creates = [run.oneHour.statusCodes, run.tenHour.statusCodes, run.concurrent.statusCodes].every((codes) =>
+    Object.keys(codes).every((code) => code === '201'),
+  );
+  return {
+    oneHourRatio: run.oneHour.ratio >= TARGETS.uploadRatio,
+    tenHourRatio: run.tenHour.ratio >= TARGETS.uploadRatio,
+    profileP99: run.concurrent.profile.p99 < TARGETS.profileP99Ms && run.concurrent.profile.errors === 0,
+    singleRss: peak(run.singleTenHourMemory) < TARGETS.peakRssMb,
+    concurrentRss: peak(run.concurrent.memory) < TARGETS.peakRssMb,
+    allCreated: creates,
+  };
 }
 
 let exitCode = 0;

@@ -68,8 +68,11 @@ export async function uploadFitWorkout(
     if (id !== undefined) return { workout: await readWorkout(deps.db, principal, id), created: false };
   }
 
-  const activity = await decodeOrRefuse(deps.decoder, upload.bytes);
-  const user = await findUserById(deps.db, principal.userId);
+  // The user's FTP (for the training stress) is read while the worker decodes.
+  const [activity, user] = await Promise.all([
+    decodeOrRefuse(deps.decoder, upload.bytes),
+    findUserById(deps.db, principal.userId),
+  ]);
   const localStart = localStartOf(activity, principal.timeZone);
   const localDate = localStart.date;
   const { summary } = activity;
