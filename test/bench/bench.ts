@@ -17,16 +17,21 @@
  *    server process's peak RSS (VmRSS sampled every 20 ms, VmHWM). Steps 2
  *    and 3 grow the server's heap first: for memory figures of a fresh server
  *    run `PACER_BENCH_ONLY=uploads`.
+ * 5. Incoming webhooks (webhook-bench.ts), on the same server (role `all`):
+ *    acknowledged deliveries/s at full speed, ingest latency at a steady
+ *    500/s (open-loop sender), processing lag (received -> processed) at a
+ *    steady 300/s for 30 s, and the backlog after it drains.
  * Then a human-readable summary, then one JSON line with every figure.
  *
  * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
- * `wellness`, `oauth`, `uploads`; default all of them). Without `startup`
+ * `wellness`, `oauth`, `uploads`, `webhooks`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
- * PACER_BENCH_PROFILE_RATE (GET /api/profile per second in step 4, default 50).
+ * PACER_BENCH_PROFILE_RATE (GET /api/profile per second in step 4, default 50),
+ * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,6 +46,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { runOAuthBench, type OAuthBenchResult } from './oauth-bench.ts';
 import { runUploadBench, type UploadBenchResult } from './upload-bench.ts';
+import { runWebhookBench, webhookBenchLines, type WebhookBenchResult } from './webhook-bench.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
@@ -51,8 +57,9 @@ const WARMUP_S = positiveNumber('PACER_BENCH_WARMUP', 3);
 const CONNECTIONS = positiveNumber('PACER_BENCH_CONNECTIONS', 10);
 const UPLOAD_RUNS = positiveNumber('PACER_BENCH_UPLOAD_RUNS', 7);
 const PROFILE_RATE = positiveNumber('PACER_BENCH_PROFILE_RATE', 50);
+const WEBHOOK_LAG_DURATION_S = positiveNumber('PACER_BENCH_LAG_DURATION', 30);
 const UPLOAD_CONCURRENCY = 4;
-const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads'] as const;
+const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks'] as const;
 type Section = (typeof SECTIONS)[number];
 const ONLY = ((): ReadonlySet<Section> => {
   try {
@@ -73,6 +80,10 @@ const TARGETS = {
   uploadRatio: 0.8,
   profileP99Ms: 50,
   peakRssMb: 250,
+  webhookIngestRate: 500,
+  webhookIngestP99Ms: 20,
+  webhookLagRate: 300,
+  webhookLagP95Ms: 1000,
 } as const;
 
 /** Limits the bench lifts so uploads are never 413'd or 429'd (the server's defaults: 25 MiB, 30 uploads a minute). */
@@ -734,7 +745,7 @@ async function main(): Promise<void> {
   } else {
     log(`\n[1] startup: skipped (PACER_BENCH_ONLY=${[...ONLY].join(',')})`);
   }
-  if (!ONLY.has('wellness') && !ONLY.has('oauth') && !ONLY.has('uploads')) {
+  if (!ONLY.has('wellness') && !ONLY.has('oauth') && !ONLY.has('uploads') && !ONLY.has('webhooks')) {
     log('\nno section on the throughput server selected');
     printSummary(log, { empty, existing });
     return;
@@ -794,6 +805,7 @@ async function main(): Promise<void> {
   let pgRun: PgResult | undefined;
   let oauthRun: OAuthBenchResult | undefined;
   let uploadRun: UploadBenchResult | undefined;
+  let webhookRun: WebhookBenchResult | undefined;
   try {
     if (ONLY.has('wellness')) {
       const probe = await fetch(`${server.url}/api/wellness`, {
@@ -906,12 +918,53 @@ async function main(): Promise<void> {
         `      server RSS: baseline ${c.memory.baselineRssMb} MB, peak sampled ${c.memory.peakSampledRssMb} MB (${c.memory.samples} samples, longest gap ${c.memory.maxSampleGapMs} ms), VmHWM ${c.memory.hwmMb} MB`,
       );
     }
+
+    if (ONLY.has('webhooks')) {
+      log(`\n[5] incoming webhooks (POST /api/webhooks/oauth/{clientId}, wellness.upsert events, role all)`);
+      const webhookApp = await runCli<{ clientId: string; webhookSecret: string }>(env, [
+        'app:create',
+        '--name',
+        'Webhook bench',
+        '--redirect-uri',
+        'https://bench.example.test/callback',
+        '--owner',
+        email,
+        '--json',
+      ]);
+      webhookRun = await runWebhookBench({
+        serverUrl: server.url,
+        pool,
+        clientId: webhookApp.clientId,
+        webhookSecret: webhookApp.webhookSecret,
+        userId: user.id,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        warmupS: WARMUP_S,
+        ingestRate: TARGETS.webhookIngestRate,
+        lagRate: TARGETS.webhookLagRate,
+        lagDurationS: WEBHOOK_LAG_DURATION_S,
+        serverPid: server.pid,
+        interrupted: () => interrupted,
+      });
+      for (const line of webhookBenchLines(webhookRun)) log(line);
+    }
   } finally {
     await pool.end();
   }
   const stopMs = await server.stop();
 
-  printSummary(log, { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, readyMs, stopMs });
+  printSummary(log, {
+    empty,
+    existing,
+    databaseUrl,
+    httpRun,
+    pgRun,
+    oauthRun,
+    uploadRun,
+    webhookRun,
+    readyMs,
+    stopMs,
+  });
 }
 
 interface Figures {
@@ -922,13 +975,14 @@ interface Figures {
   readonly pgRun?: PgResult | undefined;
   readonly oauthRun?: OAuthBenchResult | undefined;
   readonly uploadRun?: UploadBenchResult | undefined;
+  readonly webhookRun?: WebhookBenchResult | undefined;
   readonly readyMs?: number;
   readonly stopMs?: number;
 }
 
 /** 3. Summary (the sections that ran), then the JSON line. */
 function printSummary(log: (line: string) => void, figures: Figures): void {
-  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun } = figures;
+  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, webhookRun } = figures;
   const lines = ['', '================================ Pacer bench summary ================================'];
   if (empty && existing) {
     lines.push(
@@ -973,6 +1027,18 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       `  [${mark(uploadTargets.allCreated)}] every upload a 201   ${JSON.stringify({ ...oneHour.statusCodes })} ${JSON.stringify(tenHour.statusCodes)} ${JSON.stringify(c.statusCodes)}`,
     );
   }
+  const webhookTargets = webhookRun ? webhookTargetsOf(webhookRun) : undefined;
+  if (webhookRun && webhookTargets) {
+    const { fullSpeed: f, paced: p } = webhookRun.ingest;
+    const l = webhookRun.lag;
+    lines.push(
+      `Incoming webhooks (role all: ingest and processing share the machine), ${CONNECTIONS} connections`,
+      `  ingest full speed      ${String(f.ackPerSec).padStart(9)} ack/s   p50 ${f.latency.p50} ms   p99 ${f.latency.p99} ms   non-2xx ${f.non2xx}`,
+      `  [${mark(webhookTargets.ingestP99)}] ingest at ${p.targetRate}/s   p99 ${p.latency.p99} ms   (p50 ${p.latency.p50} ms, achieved ${p.achievedRate}/s; target p99 ≤ ${TARGETS.webhookIngestP99Ms} ms)`,
+      `  [${mark(webhookTargets.lagP95)}] lag at ${l.send.targetRate}/s for ${l.send.durationS} s   p95 ${l.lagMs.p95} ms   (p50 ${l.lagMs.p50} ms, p99 ${l.lagMs.p99} ms; target p95 ≤ ${TARGETS.webhookLagP95Ms} ms)`,
+      `  [${mark(webhookTargets.backlogZero)}] backlog after the lag run   ${l.backlogAfterDrain}   (${JSON.stringify(l.states)}; must be 0)`,
+    );
+  }
   lines.push('=====================================================================================');
   log(lines.join('\n'));
 
@@ -1001,6 +1067,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       pg: pgRun,
       oauth: oauthRun,
       uploads: uploadRun,
+      webhooks: webhookRun,
       ratio,
       targets: {
         emptyStartup: empty ? empty.readyMs < TARGETS.emptyStartupMs : undefined,
@@ -1009,9 +1076,18 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
         httpP99: httpRun ? httpRun.latency.p99 <= TARGETS.httpP99Ms : undefined,
         non2xxZero: httpRun ? httpRun.non2xx === 0 : undefined,
         ...(uploadTargets ? { uploads: uploadTargets } : {}),
+        ...(webhookTargets ? { webhooks: webhookTargets } : {}),
       },
     }),
   );
+}
+
+function webhookTargetsOf(run: WebhookBenchResult) {
+  return {
+    ingestP99: run.ingest.paced.latency.p99 <= TARGETS.webhookIngestP99Ms && run.ingest.paced.non2xx === 0,
+    lagP95: run.lag.lagMs.p95 <= TARGETS.webhookLagP95Ms,
+    backlogZero: run.lag.backlogAfterDrain === 0,
+  };
 }
 
 function uploadTargetsOf(run: UploadBenchResult) {

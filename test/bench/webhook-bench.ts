@@ -576,3 +576,23 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
     },
   };
 }
+
+/** The human-readable lines of a run (for `npm run bench`). */
+export function webhookBenchLines(result: WebhookBenchResult): string[] {
+  const { fullSpeed: f, paced: p } = result.ingest;
+  const l = result.lag;
+  const cpu = (c: CpuFigures | undefined) =>
+    c
+      ? `CPU: server ${c.serverCores} + postgres ${c.postgresCores} + bench ${c.benchCores} cores, machine ${c.machineBusyPct}% busy over ${c.wallS} s; per delivery (ingest + processing) server ${c.serverMsPerDelivery} ms + postgres ${c.postgresMsPerDelivery} ms`
+      : 'CPU: n/a';
+  return [
+    `    ingest, full speed: ${f.ackPerSec} acknowledged/s, p50 ${f.latency.p50} ms, p99 ${f.latency.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors} (${f.requests} in ${f.durationS} s; backlog ${f.drain.backlogAtStart} drained in ${f.drain.drainMs} ms; ${f.checkpoints ?? '?'} checkpoints)`,
+    `      ${cpu(f.cpu)}`,
+    `    ingest, paced ${p.targetRate}/s (achieved ${p.achievedRate}/s): p50 ${p.latency.p50} ms, p99 ${p.latency.p99} ms, max ${p.latency.max} ms, non-2xx ${p.non2xx}, errors ${p.errors}; ${p.checkpoints ?? '?'} checkpoints`,
+    `      ${cpu(p.cpu)}`,
+    `    lag at ${l.send.targetRate}/s for ${l.send.durationS} s (achieved ${l.send.achievedRate}/s, ingest p99 ${l.send.latency.p99} ms): received -> processed p50 ${l.lagMs.p50} ms, p95 ${l.lagMs.p95} ms, p99 ${l.lagMs.p99} ms, max ${l.lagMs.max} ms`,
+    `      wait for a worker p50 ${l.waitMs.p50} / p95 ${l.waitMs.p95} ms; attempt p50 ${l.attemptMs.p50} / p95 ${l.attemptMs.p95} ms`,
+    `      ${l.deliveries} deliveries: ${JSON.stringify(l.states)}; backlog when sending stopped ${l.backlogAtSendEnd}, after draining ${l.backlogAfterDrain} (${l.drainMs} ms); open jobs ${l.openJobsAfterDrain}`,
+    `      ${cpu(l.cpu)}`,
+  ];
+}
