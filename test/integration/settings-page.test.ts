@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { generateSecret, sha256Hex } from '../../server/src/lib/crypto.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, openSignedInPage } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -20,15 +20,8 @@ afterAll(async () => {
 });
 
 /** Sign in through the real /login form and land on `path`. */
-async function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(`${server.url}/login?next=${encodeURIComponent(path)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill(TEST_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.url}${path}`);
-  return { context, page };
+function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
+  return openSignedInPage(browser, server.url, user, path, TEST_PASSWORD);
 }
 
 /** The card of one grant: the list item headed by `title`. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { webhookSignature } from '../../server/src/modules/webhooks/webhook-auth.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, openSignedInPage } from '../support/browser.ts';
 import { makeUser, makeWebhookApp, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { call, type JsonResponse } from '../support/http.ts';
 import { type CookieJar, signIn } from '../support/oauth-flow.ts';
@@ -360,15 +360,8 @@ describe('session JSON API: POST .../webhooks/{deliveryId}/replay', () => {
 });
 
 /** Sign in through the real /login form and land on `path`. */
-async function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(`${server.url}/login?next=${encodeURIComponent(path)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill(TEST_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.url}${path}`);
-  return { context, page };
+function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
+  return openSignedInPage(browser, server.url, user, path, TEST_PASSWORD);
 }
 
 function appCard(page: Page, name: string) {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`.ci/run` installs it); PACER_CHROMIUM overrides the path. */
 export function chromiumPath(): string {
@@ -26,4 +26,22 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** A fresh browser context signed in through the real /login form, landed on `path`. */
+export async function openSignedInPage(
+  browser: Browser,
+  baseUrl: string,
+  user: { readonly email: string },
+  path: string,
+  password: string,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${baseUrl}/login?next=${encodeURIComponent(path)}`);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${baseUrl}${path}`);
+  return { context, page };
 }
