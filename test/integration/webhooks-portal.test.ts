@@ -227,7 +227,9 @@ describe('session JSON API: GET /api/developer/apps/{clientId}/webhooks', () => 
     expect(second.body.items.map((item) => item.id)).toEqual([sent[1]]);
     expect(second.body.nextCursor).toBeNull();
 
-    const impossibleDay = Buffer.from(`2026-02-30T00:00:00.000000Z|${sent[0]}`).toString('base64url');
+    const impossibleDay = Buffer.from(JSON.stringify({ r: '2026-02-30T00:00:00.000000Z', i: sent[0] })).toString(
+      'base64url',
+    );
     for (const forged of ['not-ours', impossibleDay]) {
       const bad = await api<Problem>(jar, 'GET', listPath(client.clientId, `?cursor=${forged}`));
       expect(bad.status).toBe(400);

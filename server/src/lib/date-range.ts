@@ -1,5 +1,6 @@
 import { DATE_RANGE_MAX_DAYS, type DateRangeQuery } from '@pacer/contract';
 import { AppError } from '../errors.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 import { addDays, daysBetween, localDateOf } from './dates.ts';
 
 export interface DatePage {
@@ -34,27 +35,11 @@ export function resolveDatePage(query: DateRangeQuery, timeZone: string): DatePa
   };
 }
 
-/** Keyset cursor: the last date of the previous page, base64url so clients treat it as opaque. */
+/** Keyset cursor: the last date of the previous page. */
 export function encodeDateCursor(lastDate: string): string {
-  return Buffer.from(JSON.stringify({ d: lastDate })).toString('base64url');
+  return encodeCursor({ d: lastDate });
 }
 
 function decodeDateCursor(cursor: string): string {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      value &&
-      typeof value === 'object' &&
-      'd' in value &&
-      typeof value.d === 'string' &&
-      /^\d{4}-\d{2}-\d{2}$/.test(value.d)
-    ) {
-      return value.d;
-    }
-  } catch {
-    // fall through
-  }
-  throw new AppError('invalid_cursor', 'The cursor is not one this API issued.', {
-    errors: [{ path: 'cursor', message: 'not a cursor this API issued' }],
-  });
+  return decodeCursor(cursor, ({ d }) => (d !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(d) ? d : undefined));
 }

@@ -14,7 +14,7 @@ import type { WebhookDeps } from '../../modules/webhooks/webhook-ingest.service.
 import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import type { PageDeps } from './account.pages.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
-import { html, notFoundPage, page, type SafeHtml } from './html.ts';
+import { html, page, type SafeHtml, sendNoSuchApp } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 import { webhookDeliveryPages } from './webhooks.page.ts';
 
@@ -390,10 +390,7 @@ export function developerPages(deps: PageDeps & WebhookDeps): Router {
       res.type('html').send(rotatedPage(rotated.name, rotated.clientId, rotated.clientSecret));
     } catch (error) {
       if (isNotFound(error)) {
-        res
-          .status(404)
-          .type('html')
-          .send(notFoundPage('You have no such app.', { href: '/developer', label: 'Back to your apps' }));
+        sendNoSuchApp(res);
         return;
       }
       if (error instanceof AppError && error.code === 'conflict') {
@@ -415,10 +412,7 @@ export function developerPages(deps: PageDeps & WebhookDeps): Router {
       res.type('html').send(webhookSecretRotatedPage(rotated.name, rotated.clientId, rotated.webhookSecret, baseUrl));
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      res
-        .status(404)
-        .type('html')
-        .send(notFoundPage('You have no such app.', { href: '/developer', label: 'Back to your apps' }));
+      sendNoSuchApp(res);
     }
   });
 
@@ -429,10 +423,7 @@ export function developerPages(deps: PageDeps & WebhookDeps): Router {
       await deleteApp(deps.db, { ownerUserId: user.id, clientId: String(req.params['clientId']) });
     } catch (error) {
       if (isNotFound(error)) {
-        res
-          .status(404)
-          .type('html')
-          .send(notFoundPage('You have no such app.', { href: '/developer', label: 'Back to your apps' }));
+        sendNoSuchApp(res);
         return;
       }
       throw error;

@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 /** Escape text for HTML element content and quoted attribute values. */
 export function escapeHtml(value: string): string {
   return value
@@ -62,9 +63,17 @@ export function page(title: string, body: SafeHtml): string {
 }
 
 /** The 404 page of the signed-in pages: never says whether the thing exists for someone else. */
-export function notFoundPage(message: string, back: { href: string; label: string }): string {
-  return page(
-    'Not found',
-    html`<h1>Not found</h1><p>${message}</p><nav><a href="${back.href}">${back.label}</a></nav>`,
-  );
+/** Answers 404 with a page that says what was not found and links back. */
+export function sendNotFoundPage(res: Response, message: string, back: { href: string; label: string }): void {
+  res
+    .status(404)
+    .type('html')
+    .send(
+      page('Not found', html`<h1>Not found</h1><p>${message}</p><nav><a href="${back.href}">${back.label}</a></nav>`),
+    );
+}
+
+/** The developer portal's answer for another developer's app, or one that does not exist. */
+export function sendNoSuchApp(res: Response): void {
+  sendNotFoundPage(res, 'You have no such app.', { href: '/developer', label: 'Back to your apps' });
 }

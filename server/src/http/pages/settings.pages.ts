@@ -11,7 +11,7 @@ import {
 import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import type { PageDeps } from './account.pages.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
-import { html, notFoundPage, page, type SafeHtml } from './html.ts';
+import { html, page, type SafeHtml, sendNotFoundPage } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 /** Fixed notices shown after a redirect; the query names one, never carries text. */
@@ -179,15 +179,10 @@ export function settingsPages(deps: PageDeps): Router {
       await revokeGrant(deps.db, { userId: user.id, grantId: String(req.params['grantId']) });
     } catch (error) {
       if (error instanceof AppError && error.code === 'not_found') {
-        res
-          .status(404)
-          .type('html')
-          .send(
-            notFoundPage('There is no such connected app on your account.', {
-              href: '/settings',
-              label: 'Back to settings',
-            }),
-          );
+        sendNotFoundPage(res, 'There is no such connected app on your account.', {
+          href: '/settings',
+          label: 'Back to settings',
+        });
         return;
       }
       throw error;

@@ -8,14 +8,18 @@ import {
   REPLAYABLE_STATES,
   replayAppDelivery,
 } from '../../modules/webhooks/webhook-portal.service.ts';
+import { UUID_PATTERN } from '../../lib/cursor.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
-import { html, notFoundPage, page, type SafeHtml } from './html.ts';
+import { html, page, type SafeHtml, sendNotFoundPage, sendNoSuchApp } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 const PAGE_SIZE = 25;
+
+function noSuchDelivery(res: Response, clientId: string): void {
+  sendNotFoundPage(res, 'No such delivery.', { href: listPath(clientId), label: 'Back to the deliveries' });
+}
 /** A payload is at most 1 MiB; the page shows the start of it (the JSON API has all of it). */
 const PREVIEW_CHARS = 64 * 1024;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Fixed notices shown after a redirect; the query names one, never carries text. */
 const NOTICES = {
@@ -291,12 +295,6 @@ export function webhookDeliveryPages(deps: WebhookDeps): Router {
   const form = express.urlencoded({ extended: false, limit: '16kb' });
   const csrf = requireCsrf();
 
-  const noSuchApp = (res: Response) =>
-    res
-      .status(404)
-      .type('html')
-      .send(notFoundPage('You have no such app.', { href: '/developer', label: 'Back to your apps' }));
-
   /** Renders the list, or answers 404 when the app is not one of the user's. */
   const render = async (
     req: Request,
@@ -307,7 +305,7 @@ export function webhookDeliveryPages(deps: WebhookDeps): Router {
   ) => {
     const app = await findClientOwnedBy(deps.db, { ownerUserId: userId, clientId }, ['app']);
     if (!app) {
-      noSuchApp(res);
+      sendNoSuchApp(res);
       return;
     }
     let status = options.status ?? 200;
@@ -367,11 +365,8 @@ export function webhookDeliveryPages(deps: WebhookDeps): Router {
       res.redirect(303, `/login?next=${encodeURIComponent(listPath(clientId))}`);
       return;
     }
-    if (!UUID.test(deliveryId)) {
-      res
-        .status(404)
-        .type('html')
-        .send(notFoundPage('No such delivery.', { href: listPath(clientId), label: 'Back to the deliveries' }));
+    if (!UUID_PATTERN.test(deliveryId)) {
+      noSuchDelivery(res, clientId);
       return;
     }
     try {
@@ -383,11 +378,8 @@ export function webhookDeliveryPages(deps: WebhookDeps): Router {
       }
       if (failure instanceof AppError && failure.code === 'not_found') {
         if (await findClientOwnedBy(deps.db, { ownerUserId: user.id, clientId }, ['app'])) {
-          res
-            .status(404)
-            .type('html')
-            .send(notFoundPage('No such delivery.', { href: listPath(clientId), label: 'Back to the deliveries' }));
-        } else noSuchApp(res);
+          noSuchDelivery(res, clientId);
+        } else sendNoSuchApp(res);
         return;
       }
       throw failure;

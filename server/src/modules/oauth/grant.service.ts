@@ -7,6 +7,7 @@ import {
   type UserGrantRow,
 } from './grant.repository.ts';
 import { revokeGrantChain } from './token.repository.ts';
+import { UUID_PATTERN } from '../../lib/cursor.ts';
 
 /** One grant a user has given: to a third-party app, or for a developer token. */
 export interface ConnectedGrant {
@@ -72,8 +73,6 @@ export interface RevokeGrantOptions {
   readonly grantId: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Revoke a grant the user gave: the grant and every access and refresh token
  * issued under it stop working at once (one transaction), and the stored
@@ -83,7 +82,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export async function revokeGrant(db: Db, options: RevokeGrantOptions): Promise<void> {
   const notFound = () => new AppError('not_found', 'No such connected app.');
-  if (!UUID.test(options.grantId)) throw notFound();
+  if (!UUID_PATTERN.test(options.grantId)) throw notFound();
   await db.transaction().execute(async (trx) => {
     const grant = await lockGrantOfUser(trx, options);
     if (!grant) throw notFound();

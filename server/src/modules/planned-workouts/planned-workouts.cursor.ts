@@ -1,5 +1,5 @@
 import { LocalDateSchema } from '@pacer/contract';
-import { AppError } from '../../errors.ts';
+import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
 
 /**
  * Where the previous page ended, in the list's order: date, then start time
@@ -13,33 +13,20 @@ export interface PlannedWorkoutPosition {
 }
 
 const TIME = /^(?:|\d{2}:\d{2})$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** base64url JSON, like the date cursor, so clients treat it as opaque. */
 export function encodePlannedWorkoutCursor(position: PlannedWorkoutPosition): string {
-  return Buffer.from(JSON.stringify({ d: position.date, t: position.time, i: position.id })).toString('base64url');
+  return encodeCursor({ d: position.date, t: position.time, i: position.id });
 }
 
 export function decodePlannedWorkoutCursor(cursor: string): PlannedWorkoutPosition {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (value && typeof value === 'object' && 'd' in value && 't' in value && 'i' in value) {
-      const { d, t, i } = value;
-      if (
-        typeof d === 'string' &&
-        LocalDateSchema.safeParse(d).success &&
-        typeof t === 'string' &&
-        TIME.test(t) &&
-        typeof i === 'string' &&
-        UUID.test(i)
-      ) {
-        return { date: d, time: t, id: i };
-      }
-    }
-  } catch {
-    // fall through
-  }
-  throw new AppError('invalid_cursor', 'The cursor is not one this API issued.', {
-    errors: [{ path: 'cursor', message: 'not a cursor this API issued' }],
-  });
+  return decodeCursor(cursor, ({ d, t, i }) =>
+    d !== undefined &&
+    LocalDateSchema.safeParse(d).success &&
+    t !== undefined &&
+    TIME.test(t) &&
+    i !== undefined &&
+    UUID_PATTERN.test(i)
+      ? { date: d, time: t, id: i }
+      : undefined,
+  );
 }

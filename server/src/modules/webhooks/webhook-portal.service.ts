@@ -12,6 +12,7 @@ import {
   type ListedDelivery,
   requeueDelivery,
 } from './webhooks.repository.ts';
+import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
 
 /** States a developer may replay from: settled, and the secret matched (a `rejected` one never is). */
 export const REPLAYABLE_STATES = ['processed', 'failed', 'ignored', 'dead_letter'] as const;
@@ -35,29 +36,26 @@ async function ownedApp(deps: Pick<WebhookDeps, 'db'>, ownerUserId: string, clie
   return client;
 }
 
-function encodeCursor(row: ListedDelivery): string {
-  return Buffer.from(`${row.receivedAtExact}|${row.id}`).toString('base64url');
+/** Keyset cursor: received time (microseconds, as PostgreSQL keeps it) and id of the page's last delivery. */
+function encodeDeliveryCursor(row: ListedDelivery): string {
+  return encodeCursor({ r: row.receivedAtExact, i: row.id });
 }
 
-/** ISO UTC with up to microseconds (older cursors carry milliseconds). */
+/** ISO UTC with up to microseconds. */
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
 
-function decodeCursor(cursor: string): { receivedAt: string; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const valid =
-    id !== undefined &&
-    /^[0-9a-f-]{36}$/i.test(id) &&
-    at !== undefined &&
-    CURSOR_TIME.test(at) &&
+function decodeDeliveryCursor(cursor: string): { receivedAt: string; id: string } {
+  return decodeCursor(cursor, ({ r, i }) =>
+    i !== undefined &&
+    UUID_PATTERN.test(i) &&
+    r !== undefined &&
+    CURSOR_TIME.test(r) &&
     // A real instant (no 30 February), so PostgreSQL can read it.
-    !Number.isNaN(Date.parse(at)) &&
-    new Date(at).toISOString().slice(0, 19) === at.slice(0, 19);
-  if (!valid) {
-    throw new AppError('invalid_cursor', 'The cursor is not one this API returned.', {
-      errors: [{ path: 'cursor', message: 'not a cursor from this API' }],
-    });
-  }
-  return { receivedAt: at, id };
+    !Number.isNaN(Date.parse(r)) &&
+    new Date(r).toISOString().slice(0, 19) === r.slice(0, 19)
+      ? { receivedAt: r, id: i }
+      : undefined,
+  );
 }
 
 function payloadOf(body: string): unknown {
@@ -105,14 +103,14 @@ export async function listAppDeliveries(
   const client = await ownedApp(deps, ownerUserId, clientId);
   const rows = await listDeliveries(deps.db, client.clientId, {
     state: query.state,
-    before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    before: query.cursor === undefined ? undefined : decodeDeliveryCursor(query.cursor),
     limit: query.limit,
   });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     items: page.map(toWebhookDelivery),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    nextCursor: rows.length > query.limit && last ? encodeDeliveryCursor(last) : null,
     counts: await countDeliveriesByState(deps.db, client.clientId),
   };
 }

@@ -70,9 +70,10 @@ function redactedHeaders(req: Request): Record<string, string> {
   return headers;
 }
 
-function redactedQuery(req: Request): Record<string, string | string[]> {
+/** The query string as sent (repeated names kept), with `secret` redacted. */
+function redactedQuery(params: URLSearchParams): Record<string, string | string[]> {
   const query: Record<string, string | string[]> = {};
-  for (const [name, value] of new URLSearchParams(req.originalUrl.split('?')[1] ?? '')) {
+  for (const [name, value] of params) {
     const shown = name === 'secret' ? REDACTED : value;
     const existing = query[name];
     query[name] = existing === undefined ? shown : Array.isArray(existing) ? [...existing, shown] : [existing, shown];
@@ -85,20 +86,20 @@ export function webhookRoutes(deps: WebhookDeps) {
     receiveWebhook: {
       middleware: [webhookBody],
       handler: async ({ params, headers, body, req, res }) => {
-        const querySecret = new URLSearchParams(req.originalUrl.split('?')[1] ?? '').get('secret') ?? undefined;
+        const queryParams = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
         const result = await ingestDelivery(deps, {
           clientId: params.clientId,
           rawBody: res.locals['rawBody'] as Buffer,
           body,
           credentials: {
             headerSecret: headers['x-webhook-secret'],
-            querySecret,
+            querySecret: queryParams.get('secret') ?? undefined,
             timestamp: headers['x-webhook-timestamp'],
             signature: headers['x-webhook-signature'],
           },
-          webhookId: headerValue(req.headers['x-webhook-id']),
+          webhookId: headers['x-webhook-id'],
           headers: redactedHeaders(req),
-          query: redactedQuery(req),
+          query: redactedQuery(queryParams),
           sourceIp: clientIpOf(req),
         });
         res.setHeader('X-Webhook-Delivery-Id', result.deliveryId);

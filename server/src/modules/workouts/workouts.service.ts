@@ -24,6 +24,7 @@ import {
   type WorkoutRelabel,
   type WorkoutWithDuplicate,
 } from './workouts.repository.ts';
+import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
 
 export interface WorkoutsDeps {
   readonly db: Db;
@@ -200,29 +201,14 @@ export async function getWorkout(db: Db, principal: TokenPrincipal, id: string):
 
 /** Keyset cursor: the (startTime, id) of the last workout of the previous page. */
 function encodeWorkoutCursor(workout: Workout): string {
-  return Buffer.from(JSON.stringify({ t: workout.startTime, i: workout.id })).toString('base64url');
+  return encodeCursor({ t: workout.startTime, i: workout.id });
 }
 
 function decodeWorkoutCursor(cursor: string): { startTime: Date; id: string } {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (value && typeof value === 'object' && 't' in value && 'i' in value) {
-      const { t, i } = value;
-      const startTime = typeof t === 'string' ? new Date(t) : undefined;
-      if (
-        startTime &&
-        !Number.isNaN(startTime.getTime()) &&
-        typeof i === 'string' &&
-        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(i)
-      ) {
-        return { startTime, id: i };
-      }
-    }
-  } catch {
-    // fall through
-  }
-  throw new AppError('invalid_cursor', 'The cursor is not one this API issued.', {
-    errors: [{ path: 'cursor', message: 'not a cursor this API issued' }],
+  return decodeCursor(cursor, ({ t, i }) => {
+    const startTime = t === undefined ? undefined : new Date(t);
+    if (!startTime || Number.isNaN(startTime.getTime()) || i === undefined || !UUID_PATTERN.test(i)) return undefined;
+    return { startTime, id: i };
   });
 }
 
