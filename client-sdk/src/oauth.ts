@@ -20,7 +20,7 @@ export interface TokenSet {
   readonly tokenType: string;
   /** When the access token expires: the time of the answer plus `expires_in`. */
   readonly expiresAt: Date;
-  /** Absent only when the server issued none (an MCP token without `offline_access`). */
+  /** Absent only when the server issued none (Pacer issues one for every grant, MCP ones included). */
   readonly refreshToken?: string;
   /** Present when the server enforces a refresh-token lifetime (`refresh_token_expires_in`). */
   readonly refreshTokenExpiresAt?: Date;

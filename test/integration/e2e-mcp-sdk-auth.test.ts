@@ -3,7 +3,8 @@
  * @modelcontextprotocol/sdk/client/auth.js), as an AI assistant would connect:
  * protected-resource discovery for `{base}/mcp` (RFC 9728), authorization-server
  * metadata (RFC 8414), dynamic client registration (RFC 7591), PKCE (RFC 7636)
- * and `resource` (RFC 8707), up to tokens bound to `{base}/mcp`.
+ * and `resource` (RFC 8707), up to tokens bound to `{base}/mcp` and a
+ * rotating refresh token without `offline_access`, as real hosts ask.
  */
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
@@ -47,7 +48,8 @@ class MemoryProvider implements OAuthClientProvider {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
-      scope: 'health:read workout:read offline_access',
+      // As the major MCP hosts do: no offline_access, yet a refresh token comes back.
+      scope: 'health:read workout:read',
     };
   }
   state(): string {
@@ -77,11 +79,11 @@ class MemoryProvider implements OAuthClientProvider {
 }
 
 describe('MCP SDK client auth()', () => {
-  it('discovers, registers, authorizes with PKCE and resource, and gets tokens bound to {base}/mcp', async () => {
+  it('discovers, registers, authorizes with PKCE and resource, and gets tokens bound to {base}/mcp with a refresh token', async () => {
     const provider = new MemoryProvider();
     const serverUrl = server.config.mcpResource;
 
-    expect(await auth(provider, { serverUrl, scope: 'health:read workout:read offline_access' })).toBe('REDIRECT');
+    expect(await auth(provider, { serverUrl, scope: 'health:read workout:read' })).toBe('REDIRECT');
     expect(provider.client?.client_id).toBeTruthy();
     const authorizationUrl = provider.authorizationUrl;
     if (!authorizationUrl) throw new Error('auth() did not redirect');
@@ -98,7 +100,7 @@ describe('MCP SDK client auth()', () => {
     const tokens = provider.saved;
     expect(tokens?.access_token).toMatch(/^pat_/);
     expect(tokens?.refresh_token).toMatch(/^prt_/);
-    expect(tokens?.scope).toBe('health:read workout:read offline_access');
+    expect(tokens?.scope).toBe('health:read workout:read');
 
     const stored = await server.db
       .selectFrom('oauthAccessTokens')

@@ -23,6 +23,9 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
  * - §3.2.1 the 201 response with the registered metadata;
  * - §3.2.2 the error response (`invalid_redirect_uri`,
  *   `invalid_client_metadata`).
+ * Redirect URIs (RFC 8252 §7): https, http on loopback, and private-use
+ * schemes in reverse-domain form (§7.1, §8.4) or of a known MCP host, so the
+ * registrations Cursor, Claude and ChatGPT send are accepted as they are.
  * Pacer's rules (specification §4.2, §5.4): one shared client per normalized
  * redirect-URI set (loopback ports ignored, RFC 8252 §7.3), also under
  * concurrent registrations; owner order (owner user id, owner e-mail, first
@@ -149,6 +152,53 @@ describe('RFC 7591 registration of a public MCP client', () => {
     },
   );
 
+  it("accepts Cursor's registration: its app scheme, its https callback and a loopback URI in one request", async () => {
+    const redirectUris = [
+      'cursor://anysphere.cursor-mcp/oauth/callback',
+      'https://www.cursor.com/agents/mcp/oauth/callback',
+      'http://127.0.0.1:33418/callback',
+    ];
+    const res = await register(server.url, {
+      client_name: 'Cursor',
+      redirect_uris: redirectUris,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.redirect_uris).toEqual(redirectUris);
+    expect(() => OAuthClientInformationFullSchema.parse(res.body)).not.toThrow();
+    const stored = await clientById(server.db, res.body.client_id);
+    expect(stored.redirectUris).toEqual(expect.arrayContaining(redirectUris));
+  });
+
+  it.each([
+    ['Claude', 'https://claude.ai/api/mcp/auth_callback'],
+    ['ChatGPT', 'https://chatgpt.com/connector_platform_oauth_redirect'],
+  ])('accepts the https callback of %s', async (clientName, redirectUri) => {
+    const res = await register(server.url, {
+      client_name: clientName,
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.redirect_uris).toEqual([redirectUri]);
+  });
+
+  it.each([
+    'com.example.app:/callback',
+    'com.example.app://oauth/callback',
+    'vscode://vscode.github-authentication/did-authenticate',
+    'vscode-insiders://vscode.github-authentication/did-authenticate',
+    'windsurf://codeium.windsurf/mcp-oauth',
+    'zed://oauth/callback',
+    'claude://claude.ai/oauth/callback',
+  ])('accepts the private-use scheme redirect URI %s (RFC 8252 §7.1)', async (redirectUri) => {
+    const res = await register(server.url, { client_name: 'Desktop app', redirect_uris: [redirectUri] });
+    expect(res.status).toBe(201);
+    expect(res.body.redirect_uris).toEqual([redirectUri]);
+  });
+
   it('answers a browser preflight so web-based clients can register', async () => {
     const res = await fetch(`${server.url}${REGISTER}`, {
       method: 'OPTIONS',
@@ -193,7 +243,15 @@ describe('RFC 7591 §3.2.2 refusals', () => {
     ['a non-loopback http redirect URI', ['http://app.example/cb']],
     ['a redirect URI with a fragment', ['https://app.example/cb#frag']],
     ['a redirect URI with surrounding whitespace', [' https://app.example/cb']],
-    ['a custom-scheme redirect URI', ['com.example.app:/callback']],
+    ['a javascript: redirect URI', ['javascript:alert(1)']],
+    ['a data: redirect URI', ['data:text/html,<script>alert(1)</script>']],
+    ['a file: redirect URI', ['file:///x']],
+    ['a vbscript: redirect URI', ['vbscript:msgbox(1)']],
+    ['an http redirect URI to another host', ['http://evil.example/cb']],
+    ['a private-use scheme without a period that is not a known MCP host (RFC 8252 §8.4)', ['foo://x']],
+    ['a private-use scheme with an empty label', ['com..example:/cb']],
+    ['a private-use redirect URI with a fragment', ['com.example.app:/cb#x']],
+    ['one refused URI among accepted ones', ['cursor://anysphere.cursor-mcp/oauth/callback', 'javascript:alert(1)']],
   ])('%s: invalid_redirect_uri', async (_case, redirectUris) => {
     await expectRefused({ client_name: 'Refused client', redirect_uris: redirectUris }, 'invalid_redirect_uri');
   });
@@ -264,6 +322,36 @@ describe('shared clients per redirect-URI set (specification §4.2)', () => {
     expect(second.body.redirect_uris).toEqual([upperB, a]);
     // The authorize endpoint compares exact strings, so the new spelling is added.
     expect((await clientById(server.db, first.body.client_id)).redirectUris).toEqual([a, b, upperB]);
+  });
+
+  it('private-use redirect URIs differing only in scheme or host case share the client; another path does not', async () => {
+    const path = `/oauth/callback-${randomBytes(4).toString('hex')}`;
+    const withAuthority = await register(server.url, {
+      client_name: 'App scheme',
+      redirect_uris: [`cursor://anysphere.cursor-mcp${path}`],
+    });
+    const otherCase = await register(server.url, {
+      client_name: 'App scheme',
+      redirect_uris: [`Cursor://AnySphere.cursor-mcp${path}`],
+    });
+    expect(otherCase.body.client_id).toBe(withAuthority.body.client_id);
+
+    const withoutAuthority = await register(server.url, {
+      client_name: 'Reverse-domain scheme',
+      redirect_uris: [`com.example.app:${path}`],
+    });
+    const upperScheme = await register(server.url, {
+      client_name: 'Reverse-domain scheme',
+      redirect_uris: [`COM.Example.App:${path}`],
+    });
+    expect(upperScheme.body.client_id).toBe(withoutAuthority.body.client_id);
+    expect(withoutAuthority.body.client_id).not.toBe(withAuthority.body.client_id);
+
+    const otherPath = await register(server.url, {
+      client_name: 'Reverse-domain scheme',
+      redirect_uris: [`com.example.app:${path.toUpperCase()}`],
+    });
+    expect(otherPath.body.client_id).not.toBe(withoutAuthority.body.client_id);
   });
 
   it('a different set (a subset, another path) gets its own client', async () => {

@@ -40,6 +40,29 @@ describe('redirect-set normalization', () => {
     expect(normalizeRedirectUri('https://App.example\\cb')).toBe('https://app.example\\cb');
   });
 
+  it('lowercases the scheme and host of a private-use redirect URI (RFC 8252 §7.1), keeping its path', () => {
+    expect(normalizeRedirectUri('Cursor://AnySphere.cursor-mcp/OAuth/Callback')).toBe(
+      'cursor://anysphere.cursor-mcp/OAuth/Callback',
+    );
+    expect(normalizeRedirectUri('COM.Example.App:/CallBack')).toBe('com.example.app:/CallBack');
+    expect(normalizeRedirectUri('com.example.app:/cb')).toBe('com.example.app:/cb');
+    expect(redirectSetKeyOf(['com.example.app:/cb'])).not.toBe(redirectSetKeyOf(['com.example.app://cb']));
+  });
+
+  it("keeps every member of a mixed set such as Cursor's, ignoring only the loopback port", () => {
+    expect(
+      normalizeRedirectSet([
+        'cursor://anysphere.cursor-mcp/oauth/callback',
+        'https://www.cursor.com/agents/mcp/oauth/callback',
+        'http://127.0.0.1:33418/callback',
+      ]),
+    ).toEqual([
+      'cursor://anysphere.cursor-mcp/oauth/callback',
+      'http://127.0.0.1/callback',
+      'https://www.cursor.com/agents/mcp/oauth/callback',
+    ]);
+  });
+
   it('is the same for the same set in any order and with duplicates', () => {
     const a = ['https://b.example/cb', 'http://127.0.0.1:1000/cb', 'https://a.example/cb'];
     const b = ['https://A.example/cb', 'https://b.example/cb', 'http://127.0.0.1:2000/cb', 'https://a.example/cb'];

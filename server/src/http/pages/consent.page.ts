@@ -1,11 +1,13 @@
 import type { Scope } from '@pacer/contract';
 import type { AuthorizationRequest } from '../../modules/oauth/authorization.service.ts';
+import { redirectTargetLabel } from '../../modules/oauth/redirect-uri.ts';
 import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import { html, page } from './html.ts';
 
 /** The consent page (DESIGN.md §3): who asks, where you go back to, what each scope allows. */
 export function consentPage(request: AuthorizationRequest, csrf: string, mcpResource: string): string {
-  const host = new URL(request.redirectUri).host;
+  // Where the code goes: a web host, or the scheme of the app that opens it.
+  const host = redirectTargetLabel(request.redirectUri);
   const hidden = {
     client_id: request.client.clientId,
     redirect_uri: request.redirectUri,

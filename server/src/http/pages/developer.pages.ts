@@ -163,7 +163,8 @@ function createForm(csrf: string, state: CreateFormState): SafeHtml {
     ${fieldError(state, 'name')}
     <label for="redirectUris">Redirect URIs</label>
     <p class="hint" id="redirectUris-hint">
-      One per line. HTTPS, or http for a loopback address (127.0.0.1, [::1], localhost).
+      One per line. HTTPS, http for a loopback address (127.0.0.1, [::1], localhost), or a desktop or mobile
+      app's own scheme in reverse-domain form (com.example.app:/callback).
     </p>
     <textarea id="redirectUris" name="redirectUris" rows="3" required aria-describedby="redirectUris-hint">
 ${state.redirectUris ?? ''}</textarea>

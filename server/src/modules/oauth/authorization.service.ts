@@ -7,6 +7,7 @@ import { findConsent, insertAuthorizationCode, saveConsent } from './authorizati
 import { findClientByClientId } from './client.repository.ts';
 import { OAuthProtocolError, UntrustedAuthorizationRequestError } from './oauth-errors.ts';
 import { matchRedirectUri } from './redirect-uri.ts';
+import { normalizeResource } from './resource.ts';
 
 /** DESIGN.md §3: codes live 10 minutes and are single use. */
 export const AUTHORIZATION_CODE_TTL_SECS = 600;
@@ -115,9 +116,14 @@ export async function checkAuthorizationRequest(
   }
 }
 
-/** RFC 8707 §2: an absolute URI without a fragment, one this server serves. */
-function checkResource(resource: string | undefined, config: Config): string | null {
-  if (resource === undefined) return null;
+/**
+ * RFC 8707 §2: an absolute URI without a fragment, one this server serves.
+ * Returns the normalised form (no trailing slash, `normalizeResource`): the
+ * code, the grant and its tokens are bound to exactly `{base}` or `{base}/mcp`.
+ */
+function checkResource(requested: string | undefined, config: Config): string | null {
+  if (requested === undefined) return null;
+  const resource = normalizeResource(requested);
   let parsed: URL | undefined;
   try {
     parsed = new URL(resource);

@@ -279,8 +279,11 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
 
 /**
  * RFC 7591 §2: `redirect_uris` is required for the authorization-code grant.
- * Each must be absolute and fragment-free (RFC 6749 §3.1.2), HTTPS unless it
- * is a loopback address (RFC 8252 §7.3, specification §5.4 rule 3).
+ * Each must be absolute and fragment-free (RFC 6749 §3.1.2), and https, http
+ * on a loopback address (RFC 8252 §7.3, specification §5.4 rule 3), or an
+ * app's private-use scheme (RFC 8252 §7.1; the rule is `redirectUriProblem`'s).
+ * One registration may mix them: Cursor sends `cursor://…`, `https://…` and a
+ * loopback URI together.
  */
 function parseRedirectUris(value: unknown): string[] {
   if (!Array.isArray(value) || value.length === 0) {
@@ -333,24 +336,30 @@ function parseScope(value: unknown): void {
 
 /** Scheme, then the authority up to the first `/`, `\`, `?` or `#` (WHATWG URL treats `\` as `/`). */
 const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/\\?#]*)/;
+/** A scheme and its colon, for URIs without an authority (`com.example.app:/callback`). */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 /**
  * One redirect URI as it counts for sharing a client: scheme and host
- * lowercased (both are case-insensitive, RFC 3986 §6.2.2.1), a default port
- * dropped, and the port of an `http` loopback URI dropped (RFC 8252 §7.3: the
- * client picks an ephemeral port per run). Path and query stay verbatim:
- * they are case-sensitive. Expects a URI that passed `redirectUriProblem`.
+ * lowercased (both are case-insensitive, RFC 3986 §6.2.2.1, for private-use
+ * schemes such as `cursor://` too), a default port dropped, and the port of
+ * an `http` loopback URI dropped (RFC 8252 §7.3: the client picks an
+ * ephemeral port per run). A URI without an authority
+ * (`com.example.app:/callback`, RFC 8252 §7.1) has only its scheme
+ * lowercased. Path and query stay verbatim: they are case-sensitive. Expects
+ * a URI that passed `redirectUriProblem`.
  */
 export function normalizeRedirectUri(uri: string): string {
   const match = SCHEME_AND_AUTHORITY.exec(uri);
-  if (!match) return uri;
+  if (!match) return uri.replace(SCHEME, (scheme) => scheme.toLowerCase());
   const url = new URL(uri);
   const authority = match[1] ?? '';
   const at = authority.lastIndexOf('@');
   const userinfo = at >= 0 ? authority.slice(0, at + 1) : '';
   const loopback = url.protocol === 'http:' && isLoopbackHost(url.hostname);
   const port = loopback || url.port === '' ? '' : `:${url.port}`;
-  return `${url.protocol}//${userinfo}${url.hostname}${port}${uri.slice(match[0].length)}`;
+  // Special schemes' hosts come lowercased from the parser; an opaque host (`cursor://AnySphere…`) does not.
+  return `${url.protocol}//${userinfo}${url.hostname.toLowerCase()}${port}${uri.slice(match[0].length)}`;
 }
 
 /** The normalized set, sorted and deduplicated: two registrations with equal sets share a client. */

@@ -21,6 +21,7 @@ import {
 import { readClientCredentials } from './client-auth.ts';
 import { findClientByClientId } from './client.repository.ts';
 import { OAuthProtocolError } from './oauth-errors.ts';
+import { normalizeResource } from './resource.ts';
 import {
   findAccessTokenByHash,
   findRefreshTokenByHash,
@@ -58,10 +59,15 @@ function current(): TokenRequestContext {
   return value;
 }
 
-/** RFC 8707 §2.2: a `resource` on the token request must name the grant's resource. */
+/**
+ * RFC 8707 §2.2: a `resource` on the token request (code exchange or
+ * refresh) must name the grant's resource. Compared in the normalised form
+ * the grant was stored in, so `{base}/mcp/` names the `{base}/mcp` grant.
+ */
 function checkRequestedResource(grantResource: string | null, config: Config): void {
-  const requested = current().body['resource'];
-  if (requested === undefined) return;
+  const raw = current().body['resource'];
+  if (raw === undefined) return;
+  const requested = normalizeResource(raw);
   const sameRest = grantResource === null && requested === config.baseUrl;
   if (requested !== grantResource && !sameRest) {
     throw new OAuthError('The resource does not match the one this grant was issued for.', {
@@ -182,8 +188,9 @@ function createModel(db: Db, config: Config) {
       const scopes = token.scope ?? [];
       const pacerClient = client as PacerClient;
       const resource = ctx.code ? ctx.code.resource : (ctx.refresh?.resource ?? null);
-      // MCP tokens get a refresh token only with offline_access (DESIGN.md §3); REST tokens always.
-      const withRefresh = resource !== config.mcpResource || scopes.includes('offline_access');
+      // Every grant gets a rotating refresh token, MCP grants too, with or
+      // without `offline_access` (DESIGN.md §3 "Scopes"): MCP hosts do not ask
+      // for it, and without one their users would approve again every hour.
       const refreshExpiresAt =
         config.refreshTokenTtlSecs > 0 ? new Date(Date.now() + config.refreshTokenTtlSecs * 1000) : null;
       await db.transaction().execute(async (trx) => {
@@ -209,7 +216,7 @@ function createModel(db: Db, config: Config) {
           resource,
           expiresAt: token.accessTokenExpiresAt ?? new Date(Date.now() + config.accessTokenTtlSecs * 1000),
         });
-        if (withRefresh && token.refreshToken) {
+        if (token.refreshToken) {
           const refreshId = await insertRefreshToken(trx, {
             grantId,
             tokenHash: sha256Hex(token.refreshToken),
@@ -225,7 +232,7 @@ function createModel(db: Db, config: Config) {
       return {
         accessToken: token.accessToken,
         ...(token.accessTokenExpiresAt ? { accessTokenExpiresAt: token.accessTokenExpiresAt } : {}),
-        ...(withRefresh && token.refreshToken ? { refreshToken: token.refreshToken } : {}),
+        ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
         scope: scopes,
         client,
         user,
