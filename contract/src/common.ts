@@ -53,6 +53,8 @@ export interface RouteMetadata {
   readonly session?: boolean;
   /** The incoming webhook: authenticated by the app's webhook secret or signature. */
   readonly webhook?: boolean;
+  /** Administrators only: an admin's portal session or an admin user's bearer token (any scope). */
+  readonly admin?: boolean;
 }
 export function requireScopes(...scopes: Scope[]): RouteMetadata {
   return { auth: { scopes } };

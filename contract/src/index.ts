@@ -1,4 +1,6 @@
 import { initContract } from '@ts-rest/core';
+import { adminContract } from './admin.ts';
+import { reportsContract } from './reports.ts';
 import { nutritionContract } from './nutrition.ts';
 import { plannedWorkoutsContract } from './planned-workouts.ts';
 import { profileContract } from './profile.ts';
@@ -6,10 +8,15 @@ import { wellnessContract } from './wellness.ts';
 import { webhooksContract, developerWebhooksContract } from './webhooks.ts';
 import { workoutsContract } from './workouts.ts';
 
+export * from './admin.ts';
 export * from './common.ts';
+export * from './jobs.ts';
+export * from './mcp.ts';
+export * from './memories.ts';
 export * from './nutrition.ts';
 export * from './planned-workouts.ts';
 export * from './profile.ts';
+export * from './reports.ts';
 export * from './wellness.ts';
 export * from './webhooks.ts';
 export * from './workouts.ts';
@@ -23,6 +30,8 @@ export const contract = c.router({
   profile: profileContract,
   plannedWorkouts: plannedWorkoutsContract,
   workouts: workoutsContract,
+  reports: reportsContract,
+  admin: adminContract,
   webhooks: webhooksContract,
   developer: developerWebhooksContract,
 });

@@ -52,6 +52,8 @@ const EnvSchema = z.object({
   PACER_MCP_ASYNC_ENABLED: flag(true),
   PACER_MCP_EXECUTION_ENABLED: flag(true),
   PACER_MCP_CLIENT_ALLOWLIST: csv,
+  PACER_MCP_ALLOWED_ORIGINS: csv,
+  PACER_MCP_RATE_LIMIT_PER_MINUTE: perMinute(300),
   PACER_MCP_DCR_ENABLED: flag(true),
   PACER_MCP_DCR_OWNER_USER_ID: z.uuid().optional(),
   PACER_MCP_DCR_OWNER_EMAIL: z.email().optional(),
@@ -108,6 +110,10 @@ export interface Config {
     readonly asyncEnabled: boolean;
     readonly executionEnabled: boolean;
     readonly clientAllowlist: readonly string[];
+    /** Browser origins besides the base URL's that may call `/mcp` (`Origin` header). */
+    readonly allowedOrigins: readonly string[];
+    /** Tool calls per access token per minute; 0 = off. */
+    readonly rateLimitPerMinute: number;
     readonly dcrEnabled: boolean;
     readonly dcrOwnerUserId: string | undefined;
     readonly dcrOwnerEmail: string | undefined;
@@ -163,6 +169,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       asyncEnabled: e.PACER_MCP_ASYNC_ENABLED,
       executionEnabled: e.PACER_MCP_EXECUTION_ENABLED,
       clientAllowlist: e.PACER_MCP_CLIENT_ALLOWLIST,
+      allowedOrigins: e.PACER_MCP_ALLOWED_ORIGINS.map((origin) => origin.replace(/\/+$/, '')),
+      rateLimitPerMinute: e.PACER_MCP_RATE_LIMIT_PER_MINUTE,
       dcrEnabled: e.PACER_MCP_DCR_ENABLED,
       dcrOwnerUserId: e.PACER_MCP_DCR_OWNER_USER_ID,
       dcrOwnerEmail: e.PACER_MCP_DCR_OWNER_EMAIL,

@@ -11,6 +11,8 @@ import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
 import { jobHandlers } from './queue/handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
+import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
+import { checkMcpManifest } from './mcp/manifest.ts';
 
 export interface Runtime {
   readonly config: Config;
@@ -58,6 +60,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
         logger,
       );
       await startWebhookWorkers(boss, { db: database.db, logger });
+      await startAsyncJobWorkers(boss, { db: database.db, config, logger });
       await installSchedules(boss);
     }
   } catch (error) {
@@ -68,6 +71,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   let server: Server | undefined;
   let url: string | undefined;
   if (runsApi) {
+    if (config.mcp.enabled) await checkMcpManifest(logger);
     const app = createApp({ config, db: database.db, boss, logger, secretBox });
     server = createServer(app);
     server.keepAliveTimeout = 65_000;

@@ -15,48 +15,18 @@
  * One case is expected to fail until the server is fixed: client_secret_basic
  * at the token endpoint (see "known deviations").
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { launchBrowser } from '../support/browser.ts';
+import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, TEST_PASSWORD } from '../support/factories.ts';
 import { authorizeAs, registerClient, signIn, type TestClient } from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /** The test server is plain HTTP on 127.0.0.1; oauth4webapi refuses `http:` unless told. */
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
-
-/** The client's own redirect endpoint: a loopback listener, as a real client would run. */
-interface CallbackListener {
-  readonly redirectUri: string;
-  /** Every URL the browser was sent to on the redirect URI, in order. */
-  readonly received: URL[];
-  close(): Promise<void>;
-}
-
-async function listenForCallbacks(): Promise<CallbackListener> {
-  const received: URL[] = [];
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    // Chromium also asks for /favicon.ico, possibly after the callback.
-    if (url.pathname !== '/callback') {
-      res.writeHead(404).end();
-      return;
-    }
-    received.push(url);
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('Signed in; you may close this window.');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    redirectUri: `http://127.0.0.1:${port}/callback`,
-    received,
-    close: () => new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
-  };
-}
 
 let server: TestServer;
 let browser: Browser;

@@ -24,6 +24,8 @@ describe('configuration', () => {
       asyncEnabled: true,
       executionEnabled: true,
       clientAllowlist: [],
+      allowedOrigins: [],
+      rateLimitPerMinute: 300,
       dcrEnabled: true,
       dcrOwnerUserId: undefined,
       dcrOwnerEmail: undefined,

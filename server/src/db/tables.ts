@@ -1,4 +1,11 @@
-import type { WebhookDeliveryState } from '@pacer/contract';
+import type {
+  AsyncJobProgress,
+  AsyncJobStatusValue,
+  AsyncJobType,
+  MemoryCategory,
+  ReportType,
+  WebhookDeliveryState,
+} from '@pacer/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -77,6 +84,8 @@ export interface OauthGrantsTable {
   resource: string | null;
   createdAt: DefaultedTimestamp;
   revokedAt: Timestamp | null;
+  /** Why it was revoked, where the server knows: `refresh_reuse` when a rotated refresh token came back. */
+  revokedReason: ColumnType<string | null, string | null | undefined, string | null>;
   lastUsedAt: Timestamp | null;
 }
 
@@ -330,6 +339,11 @@ export interface Database {
   workoutStreams: WorkoutStreamsTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookIds: WebhookIdsTable;
+  memories: MemoriesTable;
+  asyncJobs: AsyncJobsTable;
+  reports: ReportsTable;
+  mcpExecutions: McpExecutionsTable;
+  mcpAuthFailures: McpAuthFailuresTable;
 }
 
 /** The states of DESIGN.md §3, declared once in the contract. */
@@ -384,3 +398,70 @@ export type NutritionItemRow = Selectable<NutritionItemsTable>;
 export type PlannedWorkoutRow = Selectable<PlannedWorkoutsTable>;
 export type WorkoutRow = Selectable<WorkoutsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+export interface MemoriesTable {
+  id: Generated<string>;
+  userId: string;
+  content: string;
+  category: MemoryCategory;
+  pinned: Generated<boolean>;
+  /** Public client id of the app that stored it. */
+  source: string;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+}
+export type MemoryRow = Selectable<MemoriesTable>;
+
+type Json<T> = ColumnType<T, string, string>;
+
+export interface AsyncJobsTable {
+  id: Generated<string>;
+  userId: string;
+  /** Public client id of the app that started it. */
+  clientId: string;
+  type: AsyncJobType;
+  status: AsyncJobStatusValue;
+  input: Json<Record<string, unknown>>;
+  progress: ColumnType<AsyncJobProgress | null, string | null | undefined, string | null>;
+  result: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  error: string | null;
+  attempts: Generated<number>;
+  createdAt: DefaultedTimestamp;
+  startedAt: Timestamp | null;
+  completedAt: Timestamp | null;
+  updatedAt: DefaultedTimestamp;
+}
+export type AsyncJobRow = Selectable<AsyncJobsTable>;
+
+export interface ReportsTable {
+  /** The `report` job's id. */
+  id: string;
+  userId: string;
+  type: ReportType;
+  title: string;
+  periodFrom: LocalDate;
+  periodTo: LocalDate;
+  markdown: string;
+  data: Json<Record<string, unknown>>;
+  createdAt: DefaultedTimestamp;
+}
+export type ReportRow = Selectable<ReportsTable>;
+
+export interface McpExecutionsTable {
+  id: Generated<number>;
+  tool: string;
+  clientId: string;
+  userId: string;
+  startedAt: Timestamp;
+  durationMs: number;
+  status: 'ok' | 'error';
+  errorCode: string | null;
+  /** SHA-256 of the canonical arguments: repeated calls can be told apart without storing data. */
+  argsSha256: string;
+}
+
+export interface McpAuthFailuresTable {
+  id: Generated<number>;
+  at: DefaultedTimestamp;
+  reason: string;
+}

@@ -11,8 +11,13 @@ import { plannedWorkoutsRoutes } from '../modules/planned-workouts/planned-worko
 import { profileRoutes } from '../modules/profile/profile.routes.ts';
 import { wellnessRoutes } from '../modules/wellness/wellness.routes.ts';
 import { workoutRoutes } from '../modules/workouts/workouts.routes.ts';
+import { reportRoutes } from '../modules/reports/reports.routes.ts';
+import { mcpRouter } from '../mcp/mcp.router.ts';
 import { purgeExpiredQueue } from '../queue/queues.ts';
 import { restBearerAuth } from './bearer-auth.ts';
+import { requireAdmin } from './admin-auth.ts';
+import { adminPages } from './pages/admin.pages.ts';
+import { adminRoutes } from '../modules/mcp-audit/admin.routes.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { idempotency } from './idempotency.middleware.ts';
 import { jsonBody } from './json-body.ts';
@@ -62,6 +67,8 @@ export function createApp(deps: AppDeps): Express {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
 
   app.use(discoveryRouter(deps));
+  // The MCP endpoint (DESIGN.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
+  if (deps.config.mcp.enabled) app.use(mcpRouter(deps));
   app.use(registrationRouter(deps));
   app.use(oauthRouter(deps));
 
@@ -79,7 +86,17 @@ export function createApp(deps: AppDeps): Express {
     requestValidationErrorHandler: (error, _req, _res, next) => next(error),
   });
 
-  const { webhooks: _webhooks, developer: _developer, ...restContract } = contract;
+  // Administrator routes: an admin user's bearer token (any scope) or an admin's portal session.
+  // Mounted on the prefix rather than as ts-rest globalMiddleware: a single-route contract types
+  // the middleware's `req.query` as the parsed query, which Express's RequestHandler does not accept.
+  app.use('/api/admin', loadSession(deps), requireAdmin(deps));
+  createExpressEndpoints(contract.admin, adminRoutes(deps), app, {
+    logInitialization: false,
+    responseValidation: false,
+    requestValidationErrorHandler: (error, _req, _res, next) => next(error),
+  });
+
+  const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
   createExpressEndpoints(
     restContract,
     {
@@ -88,6 +105,7 @@ export function createApp(deps: AppDeps): Express {
       profile: profileRoutes(deps),
       plannedWorkouts: plannedWorkoutsRoutes(deps),
       workouts: workoutRoutes(deps),
+      reports: reportRoutes(deps),
     },
     app,
     {
@@ -101,7 +119,14 @@ export function createApp(deps: AppDeps): Express {
     },
   );
 
-  app.use(pageHeaders, loadSession(deps), accountPages(deps), settingsPages(deps), developerPages(deps));
+  app.use(
+    pageHeaders,
+    loadSession(deps),
+    accountPages(deps),
+    settingsPages(deps),
+    developerPages(deps),
+    adminPages(deps),
+  );
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

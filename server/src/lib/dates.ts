@@ -75,3 +75,51 @@ export function addDays(date: string, days: number): string {
 export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
+
+/** Minutes east of UTC that an IANA zone is at `instant` (DST included). */
+export function zoneOffsetMinutes(instant: Date, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(instant);
+  const field = (type: string) => Number(parts.find((part) => part.type === type)?.value);
+  const wall = Date.UTC(
+    field('year'),
+    field('month') - 1,
+    field('day'),
+    field('hour'),
+    field('minute'),
+    field('second'),
+  );
+  return Math.round((wall - Math.floor(instant.getTime() / 1000) * 1000) / 60_000);
+}
+
+export interface LocalTime {
+  readonly date: string;
+  readonly time: string;
+  readonly weekday: string;
+  readonly time_zone: string;
+  readonly utc_offset: string;
+  readonly now: string;
+}
+
+/** What `get_current_time` answers: the instant as the athlete's clock and calendar show it. */
+export function currentTimeOf(instant: Date, timeZone: string): LocalTime {
+  const offset = zoneOffsetMinutes(instant, timeZone);
+  const now = formatWithOffset(new Date(Math.floor(instant.getTime() / 1000) * 1000), offset).replace('.000', '');
+  const weekday = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'long' }).format(instant);
+  return {
+    date: now.slice(0, 10),
+    time: now.slice(11, 19),
+    weekday,
+    time_zone: timeZone,
+    utc_offset: offset === 0 ? '+00:00' : now.slice(19),
+    now,
+  };
+}

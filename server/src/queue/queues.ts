@@ -58,12 +58,50 @@ export const purgeWebhooksQueue = defineQueue({
   work: { batchSize: 1, pollingIntervalSeconds: 30 },
 });
 
+/** Async jobs pg-boss gave up on (a worker that kept dying): the handler marks the job `failed`. */
+export const asyncJobDeadLetterQueue = defineQueue({
+  name: 'jobs.dead-letter',
+  payload: z.strictObject({ jobId: z.uuid() }),
+  options: { retryLimit: 10, retryBackoff: true, expireInSeconds: 60, notify: true },
+  work: { batchSize: 10, pollingIntervalSeconds: 5 },
+});
+
+/**
+ * One job per MCP async tool call (`generate_report`, `sync_data`,
+ * `generate_workout_structure`), sent in the transaction that writes its
+ * `async_jobs` row. Workers heartbeat: a worker that dies mid-job is noticed
+ * within about `heartbeatSeconds` plus a monitor pass, and the job runs again.
+ */
+export const asyncJobQueue = defineQueue({
+  name: 'jobs.run',
+  payload: z.strictObject({ jobId: z.uuid() }),
+  options: {
+    retryLimit: 3,
+    retryBackoff: true,
+    retryDelay: 2,
+    retryDelayMax: 60,
+    expireInSeconds: 600,
+    heartbeatSeconds: 10,
+    notify: true,
+    deadLetter: asyncJobDeadLetterQueue.name,
+  },
+  work: {
+    batchSize: 4,
+    perJobResults: true,
+    includeMetadata: true,
+    pollingIntervalSeconds: 2,
+    notifyPollingIntervalSeconds: 5,
+  },
+});
+
 /** Every queue this build knows; each is created at start-up (a dead-letter queue before its source). */
 export const ALL_QUEUES = [
   purgeExpiredQueue,
   webhookDeadLetterQueue,
   webhookDeliveryQueue,
   purgeWebhooksQueue,
+  asyncJobDeadLetterQueue,
+  asyncJobQueue,
 ] as const;
 
 /** Cron schedules (UTC) the worker role installs. */

@@ -140,7 +140,7 @@ function createModel(db: Db, config: Config) {
       if (!row || row.revokedAt || row.grantRevokedAt || !row.userActive) return undefined;
       if (row.rotatedAt) {
         // A rotated token came back: it leaked. Revoke the whole grant chain (DESIGN.md §3).
-        await revokeGrantChain(db, row.grantId);
+        await revokeGrantChain(db, row.grantId, 'refresh_reuse');
         return undefined;
       }
       checkRequestedResource(row.grantResource, config);

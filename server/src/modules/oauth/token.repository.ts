@@ -46,6 +46,7 @@ export interface AccessTokenRecord {
   readonly userActive: boolean;
   readonly userRole: 'user' | 'admin';
   readonly userTimeZone: string;
+  readonly userFeatureFlags: { readonly nutrition?: boolean };
 }
 
 function accessTokenLookup(db: DbOrTrx, tokenHash: string) {
@@ -68,6 +69,7 @@ function accessTokenLookup(db: DbOrTrx, tokenHash: string) {
         'u.active as userActive',
         'u.role as userRole',
         'u.timeZone as userTimeZone',
+        'u.featureFlags as userFeatureFlags',
       ])
       .where('t.tokenHash', '=', tokenHash)
       // Runs on every authenticated request: plan it once per connection.
@@ -150,12 +152,15 @@ export async function setRefreshTokenReplacement(db: DbOrTrx, id: string, replac
   await db.updateTable('oauthRefreshTokens').set({ replacedBy }).where('id', '=', id).execute();
 }
 
-/** Revoke a grant and every access and refresh token issued under it. */
-export async function revokeGrantChain(db: DbOrTrx, grantId: string): Promise<void> {
+/**
+ * Revoke a grant and every access and refresh token issued under it.
+ * `reason` is kept with the grant (`refresh_reuse` is counted by the MCP stats).
+ */
+export async function revokeGrantChain(db: DbOrTrx, grantId: string, reason?: 'refresh_reuse'): Promise<void> {
   const now = new Date();
   await db
     .updateTable('oauthGrants')
-    .set({ revokedAt: now })
+    .set({ revokedAt: now, revokedReason: reason ?? null })
     .where('id', '=', grantId)
     .where('revokedAt', 'is', null)
     .execute();

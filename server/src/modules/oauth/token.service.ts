@@ -19,6 +19,8 @@ export interface TokenPrincipal {
   readonly scopes: readonly string[];
   /** `null` for tokens issued without a resource indicator. */
   readonly resource: string | null;
+  /** The profile's `nutrition` feature (MCP lists nutrition tools only while it is on). */
+  readonly nutritionEnabled: boolean;
 }
 
 export type TokenCheck =
@@ -46,6 +48,7 @@ export async function checkAccessToken(db: Db, token: string): Promise<TokenChec
       grantId: record.grantId,
       scopes: record.scopes,
       resource: record.resource,
+      nutritionEnabled: record.userFeatureFlags.nutrition !== false,
     },
   };
 }

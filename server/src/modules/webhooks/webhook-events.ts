@@ -160,6 +160,8 @@ export async function applyEvent(
         grantId: principal.grantId,
         scopes: principal.scopes,
         resource: null,
+        // Webhook events are applied whatever the feature flags say: the app holds the scope.
+        nutritionEnabled: true,
       },
       data.data,
     );

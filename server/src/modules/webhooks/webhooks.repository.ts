@@ -293,3 +293,35 @@ export async function findEventPrincipal(
     .modifyEnd(preparedStatement('webhook_event_principal'))
     .executeTakeFirst();
 }
+
+/**
+ * `sync_data`: the user's deliveries that failed or were dead-lettered,
+ * received on the user's calendar days `from`..`to`, from apps that still hold
+ * a live grant from the user. A delivery is the user's when its event (or one
+ * of its events) names the user.
+ */
+export async function findUserRetryableDeliveries(
+  db: DbOrTrx,
+  options: {
+    readonly userId: string;
+    readonly timeZone: string;
+    readonly from: string;
+    readonly to: string;
+    readonly limit: number;
+  },
+): Promise<{ id: string; clientId: string }[]> {
+  const { rows } = await sql<{ id: string; clientId: string }>`
+    select d.id, d.client_id
+    from webhook_deliveries d
+    where d.state in ('failed', 'dead_letter')
+      and d.secret_matched
+      and (d.received_at at time zone ${options.timeZone})::date between ${options.from}::date and ${options.to}::date
+      and exists (
+        select 1 from oauth_clients c join oauth_grants g on g.client_id = c.id
+        where c.client_id = d.client_id and g.user_id = ${options.userId} and g.revoked_at is null)
+      and (d.body::jsonb @> jsonb_build_object('user', ${options.userId}::text)
+        or d.body::jsonb @> jsonb_build_array(jsonb_build_object('user', ${options.userId}::text)))
+    order by d.received_at, d.id
+    limit ${options.limit}`.execute(db);
+  return rows;
+}

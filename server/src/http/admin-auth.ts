@@ -1,0 +1,88 @@
+import type { RequestHandler } from 'express';
+import { AppError } from '../errors.ts';
+import { checkAccessToken, noteGrantUse } from '../modules/oauth/token.service.ts';
+import { type BearerAuthDeps, bearerChallenge, type ChallengeOptions } from './bearer-auth.ts';
+
+/** RFC 6750 §2.1: `Bearer` followed by a b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+const INVALID_REASONS = {
+  unknown: 'The access token is not recognised.',
+  expired: 'The access token has expired.',
+  revoked: 'The access token has been revoked.',
+  inactive_user: 'The account behind this token is deactivated.',
+} as const;
+
+const NOT_ADMIN = 'This endpoint is for administrators only.';
+
+/**
+ * Administrator routes (contract metadata `admin`): an admin user's bearer
+ * token, or else an admin's portal session (`loadSession` must run first).
+ * A token is checked as on REST, any scope: one bound to the MCP endpoint is
+ * refused like an invalid one (RFC 8707 audience). Anyone authenticated but
+ * not an admin gets 403 `forbidden`.
+ */
+export function requireAdmin(deps: BearerAuthDeps): RequestHandler {
+  const resourceMetadataUrl = `${deps.config.baseUrl}/.well-known/oauth-protected-resource`;
+  const restResource = deps.config.baseUrl;
+  /** RFC 6750 §3: the challenge names the error only when a token was sent. */
+  const challenge = (error?: ChallengeOptions['error'], description?: string) => ({
+    'WWW-Authenticate': bearerChallenge({
+      resourceMetadataUrl,
+      scopes: [],
+      ...(error ? { error, ...(description ? { description } : {}) } : {}),
+    }),
+  });
+  const invalidToken = (message: string) =>
+    new AppError('invalid_token', message, { headers: challenge('invalid_token', message) });
+
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    if (header === undefined) {
+      const user = res.locals.sessionUser;
+      if (!user) {
+        next(
+          new AppError('unauthorized', 'Sign in as an administrator, or send an admin user’s bearer token.', {
+            headers: challenge(),
+          }),
+        );
+        return;
+      }
+      if (user.role !== 'admin') {
+        next(new AppError('forbidden', NOT_ADMIN));
+        return;
+      }
+      next();
+      return;
+    }
+    const match = BEARER.exec(header);
+    if (!match) {
+      const message = 'The Authorization header is not `Bearer <token>`.';
+      next(new AppError('validation_failed', message, { headers: challenge('invalid_request', message) }));
+      return;
+    }
+    checkAccessToken(deps.db, match[1] as string).then(
+      (check) => {
+        if (!check.ok) {
+          next(invalidToken(INVALID_REASONS[check.reason]));
+          return;
+        }
+        const { principal } = check;
+        if (principal.resource !== null && principal.resource !== restResource) {
+          next(invalidToken(`This token is bound to ${principal.resource} and cannot be used on the REST API.`));
+          return;
+        }
+        if (principal.role !== 'admin') {
+          next(new AppError('forbidden', NOT_ADMIN));
+          return;
+        }
+        res.locals.principal = principal;
+        noteGrantUse(deps.db, principal.grantId, (error) =>
+          deps.logger.warn({ err: error }, 'could not record grant use'),
+        );
+        next();
+      },
+      (error: unknown) => next(error),
+    );
+  };
+}

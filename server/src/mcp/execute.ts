@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { IdempotencyKeySchema } from '@pacer/contract';
+import { type z } from 'zod';
+import { AppError, type ErrorCode } from '../errors.ts';
+import { fieldErrorsOf } from '../http/problem.ts';
+import {
+  beginIdempotentRequest,
+  canonicalJson,
+  finishIdempotentRequest,
+  type IdempotencyScope,
+} from '../modules/idempotency/idempotency.service.ts';
+import { recordMcpExecution } from '../modules/mcp-audit/mcp-audit.service.ts';
+import type { RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { featureEnabled, findEnabledTool } from './registry.ts';
+import type { ToolContext, ToolDefinition } from './tool.ts';
+import { type McpErrorCode, McpToolError } from './tool-error.ts';
+
+export { McpToolError } from './tool-error.ts';
+
+/** DESIGN.md §3: a result larger than this is refused (`payload_too_large`): hosts truncate or choke on more. */
+export const MAX_RESULT_BYTES = 512 * 1024;
+
+const PASSED_THROUGH: ReadonlySet<ErrorCode> = new Set([
+  'not_found',
+  'validation_failed',
+  'insufficient_scope',
+  'idempotency_in_progress',
+  'idempotency_key_reused',
+  'rate_limited',
+  'payload_too_large',
+]);
+
+/** A service's `AppError` as a tool error: its own code where MCP has it, else by class (4xx, 5xx). */
+function toToolError(error: AppError): McpToolError {
+  if (PASSED_THROUGH.has(error.code)) {
+    const retry = error.headers['Retry-After'];
+    return new McpToolError(error.code as McpErrorCode, error.message, retry ? Number(retry) : undefined);
+  }
+  return new McpToolError(error.status < 500 ? 'validation_failed' : 'internal_error', error.message);
+}
+
+function validationMessage(error: z.ZodError): string {
+  const fields = fieldErrorsOf(error.issues);
+  return `Invalid arguments: ${fields.map((field) => `${field.path || '(arguments)'}: ${field.message}`).join('; ')}`;
+}
+
+export interface CallToolRequest {
+  readonly name: string;
+  readonly arguments: Record<string, unknown> | undefined;
+  /** `Mcp-Idempotency-Key` header of the HTTP request, if sent. */
+  readonly idempotencyHeader: string | undefined;
+  /** The token's MCP window, counted before the call (undefined: the limit is off). */
+  readonly rateLimit: RateLimitResult | undefined;
+}
+
+/**
+ * Run one `tools/call`: switches, feature, rate limit, arguments, the
+ * idempotency key, then the tool over the same service as REST. The result
+ * is `structuredContent = output.parse(result)` (undeclared keys never reach
+ * strict clients) and the same JSON as text. Every call is recorded.
+ */
+export async function callTool(context: ToolContext, request: CallToolRequest): Promise<CallToolResult> {
+  const started = new Date();
+  const startedAt = performance.now();
+  let tool: ToolDefinition | undefined;
+  let result: CallToolResult;
+  let errorCode: McpErrorCode | null = null;
+  try {
+    tool = findEnabledTool(context.config, request.name);
+    result = await runCall(context, request, tool);
+  } catch (error) {
+    const toolError = asToolError(context, request.name, error);
+    errorCode = toolError.code;
+    result = toolError.toResult();
+  }
+  recordMcpExecution(context.db, context.logger, {
+    tool: (tool?.name ?? request.name).slice(0, 100),
+    clientId: context.principal.clientId,
+    userId: context.principal.userId,
+    startedAt: started,
+    durationMs: Math.round((performance.now() - startedAt) * 10) / 10,
+    status: errorCode === null && result.isError !== true ? 'ok' : 'error',
+    errorCode: errorCode ?? (result.isError === true ? errorCodeOf(result) : null),
+    argsSha256: createHash('sha256')
+      .update(canonicalJson(request.arguments ?? {}))
+      .digest('hex'),
+  });
+  return result;
+}
+
+function asToolError(context: ToolContext, name: string, error: unknown): McpToolError {
+  if (error instanceof McpToolError) return error;
+  if (error instanceof AppError) return toToolError(error);
+  context.logger.error({ err: error, tool: name }, 'MCP tool failed');
+  return new McpToolError('internal_error', 'The tool failed unexpectedly; try again later.');
+}
+
+/** The code of a stored (replayed) error result. */
+function errorCodeOf(result: CallToolResult): McpErrorCode | null {
+  const first = result.content[0];
+  if (first?.type !== 'text') return null;
+  try {
+    return (JSON.parse(first.text) as { error?: McpErrorCode }).error ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function runCall(
+  context: ToolContext,
+  request: CallToolRequest,
+  tool: ToolDefinition | undefined,
+): Promise<CallToolResult> {
+  if (!tool) throw new McpToolError('tool_not_found', `There is no tool named ${request.name}.`);
+  if (!context.config.mcp.executionEnabled) {
+    throw new McpToolError('execution_disabled', 'Tool execution is switched off on this server; try again later.');
+  }
+  if (!featureEnabled(tool, context.principal)) {
+    throw new McpToolError(
+      'feature_disabled',
+      `${tool.name} needs the athlete's ${tool.feature ?? ''} feature, which is off in their profile.`,
+    );
+  }
+  const missing = tool.scopes.filter((scope) => !context.principal.scopes.includes(scope));
+  if (missing.length > 0)
+    throw new McpToolError('insufficient_scope', `This tool needs the scope ${missing.join(' ')}.`);
+  if (request.rateLimit && !request.rateLimit.allowed) {
+    throw new McpToolError(
+      'rate_limited',
+      `Too many tool calls with this token: at most ${request.rateLimit.limit} per minute.`,
+      request.rateLimit.resetSecs,
+    );
+  }
+  const parsed = tool.input.safeParse(request.arguments ?? {});
+  if (!parsed.success) throw new McpToolError('validation_failed', validationMessage(parsed.error));
+  const args = parsed.data as Record<string, unknown>;
+
+  const key = tool.annotations.readOnlyHint ? undefined : idempotencyKeyOf(request.idempotencyHeader, args);
+  if (key === undefined) return execute(context, tool, args);
+
+  // Scope (DESIGN.md §3): client, user, tool and key. The arguments without the key are the fingerprint's body.
+  const { idempotency_key: _key, ...fingerprinted } = args;
+  const scope: IdempotencyScope = {
+    userId: context.principal.userId,
+    clientId: context.principal.clientId,
+    key: `mcp:${tool.name}:${key}`,
+  };
+  const start = await beginIdempotentRequest(context.db, {
+    scope,
+    method: 'MCP',
+    url: tool.name,
+    path: tool.name,
+    requestContentLength: null,
+    body: { kind: 'json', body: fingerprinted },
+  });
+  if (start.outcome === 'replay') return JSON.parse(start.response.body.toString('utf8')) as CallToolResult;
+  let result: CallToolResult;
+  try {
+    result = await execute(context, tool, args);
+  } catch (error) {
+    result = asToolError(context, tool.name, error).toResult();
+  }
+  // Like REST's 5xx and 429: an internal error gives the key up so a retry runs again.
+  const code = result.isError === true ? errorCodeOf(result) : null;
+  await finishIdempotentRequest(context.db, {
+    scope,
+    claimId: start.claimId,
+    response: {
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from(JSON.stringify(result)),
+      bodySha256: null,
+    },
+    keep: code !== 'internal_error' && code !== 'rate_limited',
+  });
+  return result;
+}
+
+function idempotencyKeyOf(header: string | undefined, args: Record<string, unknown>): string | undefined {
+  const fromArgs = typeof args['idempotency_key'] === 'string' ? args['idempotency_key'] : undefined;
+  if (header === undefined) return fromArgs;
+  if (!IdempotencyKeySchema.safeParse(header).success) {
+    throw new McpToolError(
+      'validation_failed',
+      'The Mcp-Idempotency-Key header must be 1-255 visible ASCII characters.',
+    );
+  }
+  if (fromArgs !== undefined && fromArgs !== header) {
+    throw new McpToolError(
+      'validation_failed',
+      'The Mcp-Idempotency-Key header and the idempotency_key argument differ; send one of them.',
+    );
+  }
+  return header;
+}
+
+async function execute(
+  context: ToolContext,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  const output = tool.output.parse(await tool.run(context, args)) as Record<string, unknown>;
+  const text = JSON.stringify(output);
+  if (Buffer.byteLength(text) > MAX_RESULT_BYTES) {
+    throw new McpToolError(
+      'payload_too_large',
+      `The result is larger than ${MAX_RESULT_BYTES / 1024} KiB; ask for a smaller range, page or fewer points.`,
+    );
+  }
+  return { structuredContent: output, content: [{ type: 'text', text }] };
+}

@@ -1,0 +1,138 @@
+import type { Scope } from '@pacer/contract';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { bearerChallenge } from '../http/bearer-auth.ts';
+import { mcpResourceMetadataUrl } from '../http/oauth/discovery.router.ts';
+import { checkAccessToken, type TokenPrincipal } from '../modules/oauth/token.service.ts';
+
+/**
+ * Scopes named in the 401 challenge: what an assistant needs to read the
+ * athlete's data. A host that authorizes with these can call every read tool;
+ * writes step up when first used (403 `insufficient_scope`).
+ */
+export const MCP_BASIC_SCOPES: readonly Scope[] = [
+  'profile:read',
+  'workout:read',
+  'health:read',
+  'nutrition:read',
+  'planning:read',
+  'analysis:read',
+  'memory:read',
+];
+
+/** RFC 6750 §2.1: `Bearer` followed by a b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+export type McpAuthFailureReason =
+  | 'missing_token'
+  | 'malformed_header'
+  | 'invalid_token'
+  | 'expired'
+  | 'revoked'
+  | 'inactive_user'
+  | 'wrong_resource'
+  | 'client_not_allowed'
+  | 'insufficient_scope';
+
+/** An answer before the MCP transport: status, headers and an RFC 6750-style body. */
+export interface McpAuthRefusal {
+  readonly status: 401 | 403;
+  readonly reason: McpAuthFailureReason;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: { readonly error: string; readonly error_description: string };
+}
+
+export type McpAuthOutcome =
+  { readonly ok: true; readonly principal: TokenPrincipal } | { readonly ok: false; readonly refusal: McpAuthRefusal };
+
+const MESSAGES: Record<Exclude<McpAuthFailureReason, 'client_not_allowed' | 'insufficient_scope'>, string> = {
+  missing_token: 'This endpoint needs an access token for the MCP resource: send `Authorization: Bearer <token>`.',
+  malformed_header: 'The Authorization header is not `Bearer <token>`.',
+  invalid_token: 'The access token is not recognised.',
+  expired: 'The access token has expired.',
+  revoked: 'The access token has been revoked.',
+  inactive_user: 'The account behind this token is deactivated.',
+  wrong_resource: 'This token is not bound to the MCP resource; authorize with resource={base}/mcp.',
+};
+
+function unauthorized(config: Config, reason: keyof typeof MESSAGES, tokenSent: boolean): McpAuthRefusal {
+  const description = MESSAGES[reason].replace('{base}', config.baseUrl);
+  return {
+    status: 401,
+    reason,
+    headers: {
+      'WWW-Authenticate': bearerChallenge({
+        resourceMetadataUrl: mcpResourceMetadataUrl(config),
+        scopes: MCP_BASIC_SCOPES,
+        // RFC 6750 §3.1: no error code when the request carried no token at all.
+        ...(tokenSent ? { error: 'invalid_token' as const, description } : {}),
+      }),
+    },
+    body: { error: tokenSent ? 'invalid_token' : 'invalid_request', error_description: description },
+  };
+}
+
+/**
+ * DESIGN.md §3 "MCP / Transport and access": a token bound to exactly
+ * `{base}/mcp` (RFC 8707), unexpired, unrevoked, of an active user; else 401
+ * with the MCP resource's metadata URL (RFC 9728 §5.1). A client off
+ * `PACER_MCP_CLIENT_ALLOWLIST` (when set) gets 403.
+ */
+export async function authenticateMcp(
+  deps: { readonly config: Config; readonly db: Db },
+  authorization: string | undefined,
+): Promise<McpAuthOutcome> {
+  const { config } = deps;
+  if (!authorization) return { ok: false, refusal: unauthorized(config, 'missing_token', false) };
+  const match = BEARER.exec(authorization);
+  if (!match) return { ok: false, refusal: unauthorized(config, 'malformed_header', true) };
+  const check = await checkAccessToken(deps.db, match[1] as string);
+  if (!check.ok) {
+    return {
+      ok: false,
+      refusal: unauthorized(config, check.reason === 'unknown' ? 'invalid_token' : check.reason, true),
+    };
+  }
+  const { principal } = check;
+  if (principal.resource !== config.mcpResource) {
+    return { ok: false, refusal: unauthorized(config, 'wrong_resource', true) };
+  }
+  const allowlist = config.mcp.clientAllowlist;
+  if (allowlist.length > 0 && !allowlist.includes(principal.clientId)) {
+    return {
+      ok: false,
+      refusal: {
+        status: 403,
+        reason: 'client_not_allowed',
+        headers: {},
+        body: { error: 'access_denied', error_description: 'This client is not allowed to use the MCP endpoint.' },
+      },
+    };
+  }
+  return { ok: true, principal };
+}
+
+/**
+ * MCP 2025-11-25 "Scope Challenge Handling": a tool whose scopes the token
+ * lacks is refused with HTTP 403 `insufficient_scope`, naming the scopes to
+ * ask for: the token's own plus the tool's, so stepping up never loses a
+ * scope the host already had.
+ */
+export function insufficientScope(config: Config, principal: TokenPrincipal, needed: readonly Scope[]): McpAuthRefusal {
+  const scopes = [...new Set([...principal.scopes, ...needed])] as Scope[];
+  const missing = needed.filter((scope) => !principal.scopes.includes(scope));
+  const description = `This tool needs the scope ${missing.join(' ')}.`;
+  return {
+    status: 403,
+    reason: 'insufficient_scope',
+    headers: {
+      'WWW-Authenticate': bearerChallenge({
+        resourceMetadataUrl: mcpResourceMetadataUrl(config),
+        scopes,
+        error: 'insufficient_scope',
+        description,
+      }),
+    },
+    body: { error: 'insufficient_scope', error_description: description },
+  };
+}

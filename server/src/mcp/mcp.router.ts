@@ -1,0 +1,255 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { API_VERSION, type Scope } from '@pacer/contract';
+import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import type { Logger } from '../logger.ts';
+import { recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
+import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
+import { consumeRateLimits, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
+import { callTool } from './execute.ts';
+import { authenticateMcp, insufficientScope, type McpAuthRefusal } from './mcp-auth.ts';
+import { findEnabledTool, listVisibleTools } from './registry.ts';
+
+export const MCP_PATH = '/mcp';
+const MAX_BODY_BYTES = 1024 * 1024;
+const RATE_LIMIT_WINDOW_SECS = 60;
+
+const INSTRUCTIONS =
+  "Pacer holds this athlete's training data: workouts from their devices, daily wellness (HRV, sleep, resting HR), timed nutrition, their profile and planned workouts. Call get_current_time before reasoning about dates: dates are the athlete's local calendar dates. Read list_memories at the start of a conversation. Write tools accept an `idempotency_key`; async tools answer an id to poll with get_async_job_status.";
+
+export interface McpDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly boss: PgBoss;
+  readonly logger: Logger;
+}
+
+/** A JSON-RPC error outside any request (transport level): `id` null. */
+function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function sendRefusal(res: Response, refusal: McpAuthRefusal): void {
+  res.set(refusal.headers).status(refusal.status).json(refusal.body);
+}
+
+/**
+ * DNS-rebinding protection (MCP 2025-11-25 transports, "Security Warning"):
+ * the Host must be the base URL's host (any loopback name when the base URL
+ * is loopback), and an `Origin`, when a browser sends one, must be the base
+ * URL's origin or on `PACER_MCP_ALLOWED_ORIGINS`. Checked before any auth.
+ * Server-to-server hosts send no `Origin` and pass.
+ */
+export function originGuard(config: Config): RequestHandler {
+  const base = new URL(config.baseUrl);
+  const hosts = new Set([base.host.toLowerCase()]);
+  if (isLoopbackHost(base.hostname)) {
+    const port = base.port ? `:${base.port}` : '';
+    for (const name of ['localhost', '127.0.0.1', '[::1]']) hosts.add(`${name}${port}`);
+  }
+  const origins = new Set([base.origin, ...config.mcp.allowedOrigins]);
+  return (req, res, next) => {
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!hosts.has(host)) {
+      sendJsonRpcError(res, 403, -32000, `Host ${host || '(none)'} is not allowed.`);
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(origin)) {
+      sendJsonRpcError(res, 403, -32000, `Origin ${origin} is not allowed.`);
+      return;
+    }
+    next();
+  };
+}
+
+type MediaPreference = 'json' | 'sse' | 'none';
+
+/**
+ * JSON or SSE as the client's `Accept` prefers (q-values, then order). The
+ * SDK transport insists on both types being listed; a client that accepts
+ * only JSON gets JSON.
+ */
+export function preferredResponse(accept: string | undefined): MediaPreference {
+  if (!accept) return 'json';
+  let best: { kind: MediaPreference; q: number } = { kind: 'none', q: 0 };
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';');
+    const qParam = params.map((param) => param.trim()).find((param) => param.startsWith('q='));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    const kind: MediaPreference =
+      type === 'application/json' || type === 'application/*' || type === '*/*'
+        ? 'json'
+        : type === 'text/event-stream'
+          ? 'sse'
+          : 'none';
+    if (kind !== 'none' && q > best.q) best = { kind, q };
+  }
+  return best.kind;
+}
+
+function messagesOf(body: unknown): JSONRPCMessage[] {
+  return (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+}
+
+interface ToolCallMessage {
+  readonly name: string;
+  readonly arguments: Record<string, unknown> | undefined;
+}
+
+function toolCallsOf(messages: readonly JSONRPCMessage[]): ToolCallMessage[] {
+  const calls: ToolCallMessage[] = [];
+  for (const message of messages) {
+    if (!message || typeof message !== 'object' || !('method' in message) || message.method !== 'tools/call') continue;
+    const params = (message as { params?: { name?: unknown; arguments?: unknown } }).params;
+    if (typeof params?.name !== 'string') continue;
+    const args = params.arguments;
+    calls.push({
+      name: params.name,
+      arguments:
+        args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined,
+    });
+  }
+  return calls;
+}
+
+/** Scopes a call needs that the token lacks, or none (unknown tools and bad arguments are the tool's to answer). */
+function scopesNeeded(config: Config, principal: TokenPrincipal, call: ToolCallMessage): readonly Scope[] {
+  const tool = findEnabledTool(config, call.name);
+  if (!tool) return [];
+  const parsed = tool.scopesFor ? tool.input.safeParse(call.arguments ?? {}) : undefined;
+  const extra = parsed?.success && tool.scopesFor ? tool.scopesFor(parsed.data) : [];
+  const needed = [...new Set([...tool.scopes, ...extra])];
+  return needed.some((scope) => !principal.scopes.includes(scope)) ? needed : [];
+}
+
+function readBody(req: Request): { ok: true; body: unknown } | { ok: false } {
+  try {
+    const raw = req.body as Buffer | undefined;
+    return { ok: true, body: JSON.parse(raw && raw.length > 0 ? raw.toString('utf8') : '') as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * `POST /mcp` (DESIGN.md §3 "MCP"): stateless Streamable HTTP. Each request
+ * gets its own SDK `Server` and transport (`sessionIdGenerator: undefined`);
+ * nothing is kept between requests, so any API process can answer any call.
+ * The low-level `Server` is used rather than `McpServer`: `tools/list` is
+ * filtered per token and answered from schemas converted once at start-up.
+ */
+export function mcpRouter(deps: McpDeps): Router {
+  const { config } = deps;
+  const router = Router();
+  const guard = originGuard(config);
+  const rawJson = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+
+  const refuse = (res: Response, refusal: McpAuthRefusal) => {
+    recordMcpAuthFailure(deps.db, deps.logger, refusal.reason);
+    sendRefusal(res, refusal);
+  };
+
+  router.post(MCP_PATH, guard, (req, res, next) => {
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (contentType !== 'application/json') {
+      sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: send application/json.');
+      return;
+    }
+    const preference = preferredResponse(req.headers.accept);
+    if (preference === 'none') {
+      sendJsonRpcError(res, 406, -32000, 'Not Acceptable: accept application/json or text/event-stream.');
+      return;
+    }
+    rawJson(req, res, (error?: unknown) => {
+      if (error) {
+        const status = (error as { status?: number }).status === 413 ? 413 : 400;
+        sendJsonRpcError(
+          res,
+          status,
+          status === 413 ? -32000 : -32700,
+          status === 413 ? 'Request body too large (1 MiB).' : 'Parse error',
+        );
+        return;
+      }
+      handlePost(req, res, preference).catch(next);
+    });
+  });
+
+  const methodNotAllowed: RequestHandler = (_req, res) => {
+    res.set('Allow', 'POST');
+    sendJsonRpcError(res, 405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC messages to /mcp.');
+  };
+  router.get(MCP_PATH, methodNotAllowed);
+  router.delete(MCP_PATH, methodNotAllowed);
+
+  async function handlePost(req: Request, res: Response, preference: 'json' | 'sse'): Promise<void> {
+    const parsed = readBody(req);
+    if (!parsed.ok) {
+      sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
+      return;
+    }
+    const calls = toolCallsOf(messagesOf(parsed.body));
+    const authorization = req.headers.authorization;
+    const limit = config.mcp.rateLimitPerMinute;
+    const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
+    // The token's window is bumped while the token is looked up: no extra round trip.
+    const counting: Promise<RateLimitResult | undefined> =
+      calls.length > 0 && limit > 0 && bearer !== undefined
+        ? consumeRateLimits(deps.db, {
+            windowSecs: RATE_LIMIT_WINDOW_SECS,
+            buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
+          }).then((results) => results[0])
+        : Promise.resolve(undefined);
+    const [auth, rateLimit] = await Promise.all([authenticateMcp(deps, authorization), counting]);
+    if (!auth.ok) {
+      refuse(res, auth.refusal);
+      return;
+    }
+    const { principal } = auth;
+    for (const call of calls) {
+      const needed = scopesNeeded(config, principal, call);
+      if (needed.length > 0) {
+        refuse(res, insufficientScope(config, principal, needed));
+        return;
+      }
+    }
+    noteGrantUse(deps.db, principal.grantId, (error) => deps.logger.warn({ err: error }, 'could not record grant use'));
+
+    const idempotencyHeader = req.headers['mcp-idempotency-key'];
+    const context = { db: deps.db, boss: deps.boss, config, logger: deps.logger, principal };
+    const server = new Server(
+      { name: 'pacer', title: 'Pacer', version: API_VERSION },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listVisibleTools(config, principal) }));
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      callTool(context, {
+        name: request.params.name,
+        arguments: request.params.arguments,
+        idempotencyHeader: Array.isArray(idempotencyHeader) ? idempotencyHeader.join(', ') : idempotencyHeader,
+        rateLimit,
+      }),
+    );
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: preference === 'json',
+    });
+    // The SDK insists that both media types are acceptable; the preference was decided above.
+    req.headers.accept = 'application/json, text/event-stream';
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, parsed.body);
+  }
+
+  return router;
+}

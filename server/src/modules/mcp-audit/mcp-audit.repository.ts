@@ -1,0 +1,20 @@
+import type { Insertable } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
+import type { McpExecutionsTable } from '../../db/tables.ts';
+
+export type McpExecutionInsert = Insertable<McpExecutionsTable>;
+
+export async function insertMcpExecution(db: DbOrTrx, execution: McpExecutionInsert): Promise<void> {
+  await db.insertInto('mcpExecutions').values(execution).execute();
+}
+
+export async function insertMcpAuthFailure(db: DbOrTrx, reason: string): Promise<void> {
+  await db.insertInto('mcpAuthFailures').values({ reason }).execute();
+}
+
+/** Housekeeping: records older than `before` (the stats window is at most 30 days). */
+export async function deleteMcpRecordsBefore(db: DbOrTrx, before: Date): Promise<number> {
+  const executions = await db.deleteFrom('mcpExecutions').where('startedAt', '<', before).executeTakeFirst();
+  const failures = await db.deleteFrom('mcpAuthFailures').where('at', '<', before).executeTakeFirst();
+  return Number(executions.numDeletedRows) + Number(failures.numDeletedRows);
+}

@@ -1,0 +1,231 @@
+import type {
+  GenerateWorkoutStructureInput,
+  PlannedSport,
+  PlannedStep,
+  PlannedStructure,
+  StepTarget,
+  WorkoutIntent,
+} from '@pacer/contract';
+import { AppError } from '../../errors.ts';
+import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
+import { getProfile } from '../profile/profile.service.ts';
+import { findPlannedWorkout, updatePlannedWorkout } from './planned-workouts.repository.ts';
+
+/**
+ * Steps for a planned workout from its intent, duration and the athlete's
+ * thresholds (`generate_workout_structure`). Rides get power targets in % of
+ * FTP; other sports heart-rate zones. Zones follow the usual 5-zone split of
+ * threshold power (Coggan: recovery < 56 %, endurance 56-75 %, tempo 76-90 %,
+ * threshold 91-105 %, VO2max 106-120 %; "sweet spot" 88-94 %) and of
+ * lactate-threshold heart rate (Friel: Z1 < 81 %, Z2 81-89 %, Z3 90-93 %,
+ * Z4 94-99 %, Z5 >= 100 %). Labels name watts or bpm when the profile has
+ * FTP or threshold HR.
+ */
+
+interface IntentPlan {
+  /** Work interval: seconds, % FTP range, HR zone. */
+  readonly work?: { readonly secs: number; readonly min: number; readonly max: number; readonly zone: number };
+  /** Recovery between work intervals, seconds. */
+  readonly recoverySecs?: number;
+  /** The steady part (the whole main set when there is no work interval). */
+  readonly steady: { readonly min: number; readonly max: number; readonly zone: number };
+}
+
+const PLANS: Readonly<Record<WorkoutIntent, IntentPlan>> = {
+  recovery: { steady: { min: 45, max: 55, zone: 1 } },
+  endurance: { steady: { min: 60, max: 75, zone: 2 } },
+  tempo: {
+    work: { secs: 15 * 60, min: 76, max: 90, zone: 3 },
+    recoverySecs: 5 * 60,
+    steady: { min: 60, max: 70, zone: 2 },
+  },
+  sweet_spot: {
+    work: { secs: 12 * 60, min: 88, max: 94, zone: 3 },
+    recoverySecs: 4 * 60,
+    steady: { min: 60, max: 70, zone: 2 },
+  },
+  threshold: {
+    work: { secs: 8 * 60, min: 95, max: 105, zone: 4 },
+    recoverySecs: 4 * 60,
+    steady: { min: 60, max: 70, zone: 2 },
+  },
+  vo2max: {
+    work: { secs: 3 * 60, min: 106, max: 120, zone: 5 },
+    recoverySecs: 3 * 60,
+    steady: { min: 60, max: 70, zone: 2 },
+  },
+};
+const EASY = { min: 50, max: 60, zone: 1 } as const;
+/** Intensity factor assumed for a heart-rate zone when estimating stress. */
+const ZONE_INTENSITY = [0, 0.55, 0.7, 0.82, 0.95, 1.1] as const;
+/** Friel's zones as fractions of threshold heart rate: [lower, upper). */
+const HR_ZONE_BOUNDS = [
+  [0, 0],
+  [0.65, 0.81],
+  [0.81, 0.9],
+  [0.9, 0.94],
+  [0.94, 1.0],
+  [1.0, 1.06],
+] as const;
+
+export interface StructureOptions {
+  readonly sport: PlannedSport;
+  readonly intent: WorkoutIntent;
+  readonly durationSecs: number;
+  readonly ftp: number | null;
+  readonly thresholdHr: number | null;
+}
+
+export interface GeneratedStructure {
+  readonly structure: PlannedStructure;
+  readonly durationSecs: number;
+  /** hours × IF² × 100 over the steps (IF = the middle of each step's range). */
+  readonly trainingStress: number;
+}
+
+/** Deterministic: the same options give the same steps. */
+export function buildWorkoutStructure(options: StructureOptions): GeneratedStructure {
+  const power = options.sport === 'ride';
+  const plan = PLANS[options.intent];
+  const warmupSecs = clamp(Math.round((options.durationSecs * 0.15) / 60) * 60, 5 * 60, 15 * 60);
+  const cooldownSecs = clamp(Math.round((options.durationSecs * 0.1) / 60) * 60, 5 * 60, 10 * 60);
+  const mainSecs = Math.max(60, options.durationSecs - warmupSecs - cooldownSecs);
+
+  const target = (range: { min: number; max: number; zone: number }): StepTarget =>
+    power
+      ? { type: 'power', minPercentFtp: range.min, maxPercentFtp: range.max }
+      : { type: 'heartRateZone', zone: range.zone };
+  const label = (what: string, range: { min: number; max: number; zone: number }): string => {
+    if (power) {
+      const watts = options.ftp
+        ? ` (${Math.round((options.ftp * range.min) / 100)}-${Math.round((options.ftp * range.max) / 100)} W)`
+        : '';
+      return `${what} at ${range.min}-${range.max}% FTP${watts}`;
+    }
+    const bounds = HR_ZONE_BOUNDS[range.zone] ?? [0, 0];
+    const bpm = options.thresholdHr
+      ? ` (${Math.round(options.thresholdHr * bounds[0])}-${Math.round(options.thresholdHr * bounds[1])} bpm)`
+      : '';
+    return `${what} in heart-rate zone ${range.zone}${bpm}`;
+  };
+  const intensity = (range: { min: number; max: number; zone: number }): number =>
+    power ? (range.min + range.max) / 200 : (ZONE_INTENSITY[range.zone] ?? 0.7);
+
+  const steps: PlannedStep[] = [];
+  let stress = 0;
+  const add = (secs: number, range: { min: number; max: number; zone: number }) => {
+    stress += (secs / 3600) * intensity(range) ** 2 * 100;
+  };
+
+  steps.push({
+    type: 'warmup',
+    duration: { type: 'time', secs: warmupSecs },
+    target: target(EASY),
+    label: label('Warm up', EASY),
+  });
+  add(warmupSecs, EASY);
+
+  const { work, recoverySecs = 0 } = plan;
+  const repeats = work ? Math.min(20, Math.floor((mainSecs + recoverySecs) / (work.secs + recoverySecs))) : 0;
+  if (work && repeats >= 1) {
+    const intervalSecs = repeats * work.secs + (repeats - 1) * recoverySecs;
+    steps.push({
+      type: 'interval',
+      repeat: repeats,
+      steps: [
+        { type: 'work', duration: { type: 'time', secs: work.secs }, target: target(work), label: label('Work', work) },
+        ...(recoverySecs > 0
+          ? [
+              {
+                type: 'recovery' as const,
+                duration: { type: 'time' as const, secs: recoverySecs },
+                target: target(EASY),
+                label: label('Recover', EASY),
+              },
+            ]
+          : []),
+      ],
+      label: `${repeats} × ${work.secs / 60} min`,
+    });
+    add(repeats * work.secs, work);
+    add((repeats - 1) * recoverySecs, EASY);
+    const rest = mainSecs - intervalSecs;
+    if (rest >= 60) {
+      steps.push({
+        type: 'steady',
+        duration: { type: 'time', secs: rest },
+        target: target(plan.steady),
+        label: label('Steady', plan.steady),
+      });
+      add(rest, plan.steady);
+    }
+  } else {
+    // No room for one interval (or an intent without intervals): the main set is steady.
+    steps.push({
+      type: 'steady',
+      duration: { type: 'time', secs: mainSecs },
+      target: target(plan.steady),
+      label: label('Steady', plan.steady),
+    });
+    add(mainSecs, plan.steady);
+  }
+
+  steps.push({
+    type: 'cooldown',
+    duration: { type: 'time', secs: cooldownSecs },
+    target: target(EASY),
+    label: label('Cool down', EASY),
+  });
+  add(cooldownSecs, EASY);
+
+  return {
+    structure: { steps },
+    durationSecs: warmupSecs + mainSecs + cooldownSecs,
+    trainingStress: Math.round(stress * 10) / 10,
+  };
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+/** Without a duration on the workout or in the call: one hour. */
+const DEFAULT_DURATION_SECS = 3600;
+
+/**
+ * The `structure_generation` job: write the generated steps, duration and
+ * estimated training stress to the planned workout (in the transaction that
+ * completes the job).
+ */
+export const runStructureGenerationJob: AsyncJobRunner = async ({ db, job, progress }) => {
+  const input = job.input as Pick<GenerateWorkoutStructureInput, 'planned_workout_id' | 'intent' | 'duration_secs'>;
+  const planned = await findPlannedWorkout(db, job.userId, input.planned_workout_id);
+  if (!planned) throw new AppError('not_found', `No planned workout ${input.planned_workout_id}.`);
+  const profile = await getProfile(db, job.userId);
+  await progress(1, 2, 'Building the steps');
+  const generated = buildWorkoutStructure({
+    sport: planned.sport,
+    intent: input.intent,
+    durationSecs: input.duration_secs ?? planned.durationSecs ?? DEFAULT_DURATION_SECS,
+    ftp: profile.ftp,
+    thresholdHr: profile.thresholdHr,
+  });
+  await progress(2, 2, 'Saving the steps');
+  return {
+    result: {
+      planned_workout_id: planned.id,
+      intent: input.intent,
+      steps: generated.structure.steps.length,
+      duration_secs: generated.durationSecs,
+      training_stress: generated.trainingStress,
+    },
+    async write(trx) {
+      const updated = await updatePlannedWorkout(trx, job.userId, planned.id, {
+        structure: JSON.stringify(generated.structure),
+        durationSecs: generated.durationSecs,
+        trainingStress: generated.trainingStress,
+      });
+      if (!updated) throw new AppError('not_found', `The planned workout ${planned.id} was deleted.`);
+    },
+  };
+};

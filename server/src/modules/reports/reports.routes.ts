@@ -1,0 +1,18 @@
+import { contract } from '@pacer/contract';
+import { initServer } from '@ts-rest/express';
+import type { Db } from '../../db/database.ts';
+import { principalOf } from '../../http/bearer-auth.ts';
+import { getReport, listReportPage } from './reports.service.ts';
+
+const s = initServer();
+
+export function reportRoutes(deps: { readonly db: Db }) {
+  return s.router(contract.reports, {
+    listReports: async ({ query, res }) => {
+      return { status: 200, body: await listReportPage(deps.db, principalOf(res), query) };
+    },
+    getReport: async ({ params, res }) => {
+      return { status: 200, body: await getReport(deps.db, principalOf(res), params.id) };
+    },
+  });
+}
