@@ -89,6 +89,29 @@ export async function lockGrantOfUser(
     .executeTakeFirst();
 }
 
+/**
+ * The user's other unrevoked grants to the same app: a re-authorization
+ * (say, an assistant stepping up its scopes) leaves the earlier grant behind
+ * until its tokens expire. The developer client is excluded: each developer
+ * token has a grant of its own and is revoked alone.
+ */
+export async function findSiblingGrantIds(
+  db: DbOrTrx,
+  options: { readonly userId: string; readonly grantId: string; readonly clientId: string },
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('oauthGrants as g')
+    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+    .select('g.id')
+    .where('g.userId', '=', options.userId)
+    .where('g.clientId', '=', options.clientId)
+    .where('g.id', '!=', options.grantId)
+    .where('g.revokedAt', 'is', null)
+    .where('c.kind', '!=', 'developer')
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 /** Forget what the user approved for a client, so the next authorization asks again. */
 export async function deleteConsentsOfClient(
   db: DbOrTrx,

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors.ts';
 import {
   deleteConsentsOfClient,
+  findSiblingGrantIds,
   listLiveGrantsOfUser,
   lockGrantOfUser,
   type UserGrantRow,
@@ -75,7 +76,8 @@ export interface RevokeGrantOptions {
 
 /**
  * Revoke a grant the user gave: the grant and every access and refresh token
- * issued under it stop working at once (one transaction), and the stored
+ * issued under it stop working at once (one transaction), with the user's
+ * other grants to the same app (not for developer tokens), and the stored
  * consent for that client is forgotten so a new authorization asks again.
  * Another user's grant is "not found", never revoked. Revoking an already
  * revoked grant of the user's own succeeds (a double-submitted form).
@@ -87,6 +89,10 @@ export async function revokeGrant(db: Db, options: RevokeGrantOptions): Promise<
     const grant = await lockGrantOfUser(trx, options);
     if (!grant) throw notFound();
     await revokeGrantChain(trx, grant.id);
+    // Revoking an app stops all of its access: earlier grants of the same app go too.
+    for (const sibling of await findSiblingGrantIds(trx, { ...options, clientId: grant.clientId })) {
+      await revokeGrantChain(trx, sibling);
+    }
     await deleteConsentsOfClient(trx, { userId: options.userId, clientId: grant.clientId });
   });
 }
