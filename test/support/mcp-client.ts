@@ -118,3 +118,19 @@ export function stepUpAwareFetch(provider: MemoryOAuthProvider): typeof fetch {
     return response;
   };
 }
+
+/** `connectWithToken` with extra headers on every request (e.g. `Mcp-Idempotency-Key`, as a host sets it). */
+export async function connectWithHeaders(
+  mcpUrl: string,
+  token: string,
+  headers: Record<string, string>,
+  name = 'pacer-test',
+): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(mcpUrl), {
+      requestInit: { headers: { ...headers, Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}

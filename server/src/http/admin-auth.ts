@@ -1,17 +1,13 @@
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors.ts';
 import { checkAccessToken, noteGrantUse } from '../modules/oauth/token.service.ts';
-import { type BearerAuthDeps, bearerChallenge, type ChallengeOptions } from './bearer-auth.ts';
-
-/** RFC 6750 §2.1: `Bearer` followed by a b64token. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
-
-const INVALID_REASONS = {
-  unknown: 'The access token is not recognised.',
-  expired: 'The access token has expired.',
-  revoked: 'The access token has been revoked.',
-  inactive_user: 'The account behind this token is deactivated.',
-} as const;
+import {
+  BEARER,
+  type BearerAuthDeps,
+  bearerChallenge,
+  type ChallengeOptions,
+  INVALID_TOKEN_REASONS,
+} from './bearer-auth.ts';
 
 const NOT_ADMIN = 'This endpoint is for administrators only.';
 
@@ -64,7 +60,7 @@ export function requireAdmin(deps: BearerAuthDeps): RequestHandler {
     checkAccessToken(deps.db, match[1] as string).then(
       (check) => {
         if (!check.ok) {
-          next(invalidToken(INVALID_REASONS[check.reason]));
+          next(invalidToken(INVALID_TOKEN_REASONS[check.reason]));
           return;
         }
         const { principal } = check;

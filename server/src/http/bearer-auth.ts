@@ -17,9 +17,10 @@ declare global {
 }
 
 /** RFC 6750 §2.1: `Bearer` followed by a b64token. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+export const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-const REASONS = {
+/** Why a presented token was refused, as every surface words it. */
+export const INVALID_TOKEN_REASONS = {
   unknown: 'The access token is not recognised.',
   expired: 'The access token has expired.',
   revoked: 'The access token has been revoked.',
@@ -98,7 +99,7 @@ export function restBearerAuth(deps: BearerAuthDeps): RequestHandler {
     checkAccessToken(deps.db, match[1] as string).then(
       (check) => {
         if (!check.ok) {
-          fail('invalid_token', REASONS[check.reason], 'invalid_token');
+          fail('invalid_token', INVALID_TOKEN_REASONS[check.reason], 'invalid_token');
           return;
         }
         const { principal } = check;

@@ -1,7 +1,7 @@
 import type { Scope } from '@pacer/contract';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { bearerChallenge } from '../http/bearer-auth.ts';
+import { BEARER, bearerChallenge, INVALID_TOKEN_REASONS } from '../http/bearer-auth.ts';
 import { mcpResourceMetadataUrl } from '../http/oauth/discovery.router.ts';
 import { checkAccessToken, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 
@@ -19,9 +19,6 @@ export const MCP_BASIC_SCOPES: readonly Scope[] = [
   'analysis:read',
   'memory:read',
 ];
-
-/** RFC 6750 §2.1: `Bearer` followed by a b64token. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 export type McpAuthFailureReason =
   | 'missing_token'
@@ -48,10 +45,10 @@ export type McpAuthOutcome =
 const MESSAGES: Record<Exclude<McpAuthFailureReason, 'client_not_allowed' | 'insufficient_scope'>, string> = {
   missing_token: 'This endpoint needs an access token for the MCP resource: send `Authorization: Bearer <token>`.',
   malformed_header: 'The Authorization header is not `Bearer <token>`.',
-  invalid_token: 'The access token is not recognised.',
-  expired: 'The access token has expired.',
-  revoked: 'The access token has been revoked.',
-  inactive_user: 'The account behind this token is deactivated.',
+  invalid_token: INVALID_TOKEN_REASONS.unknown,
+  expired: INVALID_TOKEN_REASONS.expired,
+  revoked: INVALID_TOKEN_REASONS.revoked,
+  inactive_user: INVALID_TOKEN_REASONS.inactive_user,
   wrong_resource: 'This token is not bound to the MCP resource; authorize with resource={base}/mcp.',
 };
 

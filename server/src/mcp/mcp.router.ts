@@ -14,7 +14,7 @@ import { consumeRateLimits, type RateLimitResult } from '../modules/rate-limit/r
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
 import { callTool } from './execute.ts';
 import { authenticateMcp, insufficientScope, type McpAuthRefusal } from './mcp-auth.ts';
-import { findEnabledTool, listVisibleTools } from './registry.ts';
+import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
 
 export const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -86,16 +86,12 @@ export function preferredResponse(accept: string | undefined): MediaPreference {
     const kind: MediaPreference =
       type === 'application/json' || type === 'application/*' || type === '*/*'
         ? 'json'
-        : type === 'text/event-stream'
+        : type === 'text/event-stream' || type === 'text/*'
           ? 'sse'
           : 'none';
     if (kind !== 'none' && q > best.q) best = { kind, q };
   }
   return best.kind;
-}
-
-function messagesOf(body: unknown): JSONRPCMessage[] {
-  return (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
 }
 
 interface ToolCallMessage {
@@ -122,7 +118,8 @@ function toolCallsOf(messages: readonly JSONRPCMessage[]): ToolCallMessage[] {
 /** Scopes a call needs that the token lacks, or none (unknown tools and bad arguments are the tool's to answer). */
 function scopesNeeded(config: Config, principal: TokenPrincipal, call: ToolCallMessage): readonly Scope[] {
   const tool = findEnabledTool(config, call.name);
-  if (!tool) return [];
+  // A tool that does not exist for this user answers `feature_disabled`, not a scope challenge.
+  if (!tool || !featureEnabled(tool, principal)) return [];
   const parsed = tool.scopesFor ? tool.input.safeParse(call.arguments ?? {}) : undefined;
   const extra = parsed?.success && tool.scopesFor ? tool.scopesFor(parsed.data) : [];
   const needed = [...new Set([...tool.scopes, ...extra])];
@@ -156,7 +153,30 @@ export function mcpRouter(deps: McpDeps): Router {
     sendRefusal(res, refusal);
   };
 
-  router.post(MCP_PATH, guard, (req, res, next) => {
+  // CORS for browser-based hosts on an allowed origin (the guard has refused every other origin).
+  const cors: RequestHandler = (req, res, next) => {
+    if (req.headers.origin !== undefined) {
+      res.set({
+        'Access-Control-Allow-Origin': req.headers.origin,
+        'Access-Control-Expose-Headers': 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version',
+        Vary: 'Origin',
+      });
+    }
+    next();
+  };
+  router.options(MCP_PATH, guard, cors, (_req, res) => {
+    res
+      .set({
+        'Access-Control-Allow-Methods': 'POST',
+        'Access-Control-Allow-Headers':
+          'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Idempotency-Key, Last-Event-ID',
+        'Access-Control-Max-Age': '600',
+      })
+      .status(204)
+      .end();
+  });
+
+  router.post(MCP_PATH, guard, cors, (req, res, next) => {
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (contentType !== 'application/json') {
       sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: send application/json.');
@@ -195,7 +215,17 @@ export function mcpRouter(deps: McpDeps): Router {
       sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
       return;
     }
-    const calls = toolCallsOf(messagesOf(parsed.body));
+    // MCP 2025-06-18 removed JSON-RPC batching; refusing it also keeps one call per rate-limit count.
+    if (Array.isArray(parsed.body)) {
+      sendJsonRpcError(
+        res,
+        400,
+        -32600,
+        'Invalid Request: JSON-RPC batches are not supported; send one message per POST.',
+      );
+      return;
+    }
+    const calls = toolCallsOf([parsed.body as JSONRPCMessage]);
     const authorization = req.headers.authorization;
     const limit = config.mcp.rateLimitPerMinute;
     const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
