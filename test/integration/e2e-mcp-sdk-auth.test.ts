@@ -6,18 +6,14 @@
  * and `resource` (RFC 8707), up to tokens bound to `{base}/mcp` and a
  * rotating refresh token without `offline_access`, as real hosts ask.
  */
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { makeUser } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { authorizeAs, signIn, tokenRequest } from '../support/oauth-flow.ts';
+import { MemoryOAuthProvider } from '../support/mcp-client.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
@@ -31,56 +27,12 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** An in-memory provider: what an MCP client keeps between the redirect and the callback. */
-class MemoryProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-
-  get redirectUrl(): string {
-    return 'http://127.0.0.1:47011/callback';
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Assistant under test',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-      // As the major MCP hosts do: no offline_access, yet a refresh token comes back.
-      scope: 'health:read workout:read',
-    };
-  }
-  state(): string {
-    return 'mcp-state';
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed): void {
-    this.client = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens): void {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL): void {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-  codeVerifier(): string {
-    return this.verifier;
-  }
-}
+/** What an MCP client keeps between the redirect and the callback. */
+const newProvider = () => new MemoryOAuthProvider('http://127.0.0.1:47011/callback', 'health:read workout:read');
 
 describe('MCP SDK client auth()', () => {
   it('discovers, registers, authorizes with PKCE and resource, and gets tokens bound to {base}/mcp with a refresh token', async () => {
-    const provider = new MemoryProvider();
+    const provider = newProvider();
     const serverUrl = server.config.mcpResource;
 
     expect(await auth(provider, { serverUrl, scope: 'health:read workout:read' })).toBe('REDIRECT');
@@ -122,8 +74,8 @@ describe('MCP SDK client auth()', () => {
   });
 
   it('a second assistant with the same redirect URI reuses the shared registered client', async () => {
-    const first = new MemoryProvider();
-    const second = new MemoryProvider();
+    const first = newProvider();
+    const second = newProvider();
     await auth(first, { serverUrl: server.config.mcpResource });
     await auth(second, { serverUrl: server.config.mcpResource });
     expect(second.client?.client_id).toBe(first.client?.client_id);
