@@ -19,7 +19,36 @@ export const ALL_TOOLS: readonly ToolDefinition[] = [...readTools, ...writeTools
  * from these objects, never by converting zod per request.
  */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  return z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as Tool['inputSchema'];
+  const json = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' });
+  return splitNullableTypes(json) as Tool['inputSchema'];
+}
+
+/** Keywords that describe the property itself and stay outside the `anyOf`. */
+const ANNOTATIONS = ['title', 'description', 'default', 'examples'] as const;
+
+/**
+ * zod writes a nullable scalar as `type: ["number", "null"]`. That is valid
+ * JSON Schema, but hosts that map tool schemas onto their own (stricter)
+ * schema dialects handle `anyOf` with one type per branch better (the MCP
+ * Inspector's `--strict` portability check flags the array form), so the
+ * array form is rewritten as `anyOf: [{type: "number", …}, {type: "null"}]`.
+ */
+export function splitNullableTypes(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(splitNullableTypes);
+  if (node === null || typeof node !== 'object') return node;
+  const schema = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, splitNullableTypes(value)]),
+  ) as Record<string, unknown>;
+  const type = schema['type'];
+  if (!Array.isArray(type) || type.length !== 2 || !type.includes('null')) return schema;
+  const outside: Record<string, unknown> = {};
+  const inside: Record<string, unknown> = { type: type.find((entry) => entry !== 'null') };
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'type') continue;
+    if ((ANNOTATIONS as readonly string[]).includes(key)) outside[key] = value;
+    else inside[key] = value;
+  }
+  return { ...outside, anyOf: [inside, { type: 'null' }] };
 }
 
 function describeTool(tool: ToolDefinition): Tool {
