@@ -13,6 +13,7 @@ import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
 import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
 import { checkMcpManifest } from './mcp/manifest.ts';
+import { McpExecutionRecorder } from './modules/mcp-audit/mcp-audit.service.ts';
 
 export interface Runtime {
   readonly config: Config;
@@ -70,9 +71,10 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
 
   let server: Server | undefined;
   let url: string | undefined;
+  const mcpRecorder = new McpExecutionRecorder(database.db, logger);
   if (runsApi) {
     if (config.mcp.enabled) await checkMcpManifest(logger);
-    const app = createApp({ config, db: database.db, boss, logger, secretBox });
+    const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
     server = createServer(app);
     server.keepAliveTimeout = 65_000;
     const address = await listen(server, config.port, config.host);
@@ -90,6 +92,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
         await closed;
         clearTimeout(timer);
       }
+      await mcpRecorder.close();
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
       await database.close();
     })();

@@ -21,17 +21,22 @@
  *    acknowledged deliveries/s at full speed, ingest latency at a steady
  *    500/s (open-loop sender), processing lag (received -> processed) at a
  *    steady 300/s for 30 s, and the backlog after it drains.
+ * 6. MCP (mcp-bench.ts), on a server of its own started once the one of steps
+ *    2-5 has stopped (same database, every rate limit off): tools/call
+ *    get_profile against REST GET /api/profile (MCP/REST at p50, 3 rounds),
+ *    tools/list, calls/s at 10 and 50 clients, generate_report -> completed.
  * Then a human-readable summary, then one JSON line with every figure.
  *
  * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
- * `wellness`, `oauth`, `uploads`, `webhooks`; default all of them). Without `startup`
+ * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
  * PACER_BENCH_PROFILE_RATE (GET /api/profile per second in step 4, default 50),
- * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30).
+ * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30),
+ * PACER_BENCH_MCP_REQUESTS (requests per client in each latency run of step 6, default 500).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -47,6 +52,13 @@ import pg from 'pg';
 import { runOAuthBench, type OAuthBenchResult } from './oauth-bench.ts';
 import { runUploadBench, type UploadBenchResult } from './upload-bench.ts';
 import { runWebhookBench, webhookBenchLines, type WebhookBenchResult } from './webhook-bench.ts';
+import {
+  MCP_BENCH_SCOPES,
+  MCP_BENCH_SERVER_ENV,
+  mcpBenchLines,
+  runMcpBench,
+  type McpBenchResult,
+} from './mcp-bench.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
@@ -58,8 +70,9 @@ const CONNECTIONS = positiveNumber('PACER_BENCH_CONNECTIONS', 10);
 const UPLOAD_RUNS = positiveNumber('PACER_BENCH_UPLOAD_RUNS', 7);
 const PROFILE_RATE = positiveNumber('PACER_BENCH_PROFILE_RATE', 50);
 const WEBHOOK_LAG_DURATION_S = positiveNumber('PACER_BENCH_LAG_DURATION', 30);
+const MCP_REQUESTS = positiveNumber('PACER_BENCH_MCP_REQUESTS', 500);
 const UPLOAD_CONCURRENCY = 4;
-const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks'] as const;
+const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks', 'mcp'] as const;
 type Section = (typeof SECTIONS)[number];
 const ONLY = ((): ReadonlySet<Section> => {
   try {
@@ -84,6 +97,8 @@ const TARGETS = {
   webhookIngestP99Ms: 20,
   webhookLagRate: 300,
   webhookLagP95Ms: 1000,
+  mcpRestP50Ratio: 1.3,
+  mcpReportP95Ms: 2000,
 } as const;
 
 /** Limits the bench lifts so uploads are never 413'd or 429'd (the server's defaults: 25 MiB, 30 uploads a minute). */
@@ -745,7 +760,13 @@ async function main(): Promise<void> {
   } else {
     log(`\n[1] startup: skipped (PACER_BENCH_ONLY=${[...ONLY].join(',')})`);
   }
-  if (!ONLY.has('wellness') && !ONLY.has('oauth') && !ONLY.has('uploads') && !ONLY.has('webhooks')) {
+  if (
+    !ONLY.has('wellness') &&
+    !ONLY.has('oauth') &&
+    !ONLY.has('uploads') &&
+    !ONLY.has('webhooks') &&
+    !ONLY.has('mcp')
+  ) {
     log('\nno section on the throughput server selected');
     printSummary(log, { empty, existing });
     return;
@@ -953,6 +974,9 @@ async function main(): Promise<void> {
   }
   const stopMs = await server.stop();
 
+  let mcpRun: McpBenchResult | undefined;
+  if (ONLY.has('mcp')) mcpRun = await runMcpSection(log, { dataDir, databaseUrl });
+
   printSummary(log, {
     empty,
     existing,
@@ -962,9 +986,69 @@ async function main(): Promise<void> {
     oauthRun,
     uploadRun,
     webhookRun,
+    mcpRun,
     readyMs,
     stopMs,
   });
+}
+
+/** 6. MCP on a server of its own (the limits of steps 2-5 stay as they were), then stopped. */
+async function runMcpSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<McpBenchResult> {
+  log(`\n[6] MCP (POST /mcp, stateless, JSON answers), on a server of its own on the same database`);
+  const port = await freePort();
+  const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
+  const server = spawnServer(env, port);
+  try {
+    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    const email = `bench-mcp-${randomBytes(4).toString('hex')}@example.com`;
+    const user = await runCli<{ id: string }>(env, [
+      'user:create',
+      `--email=${email}`,
+      `--password=${randomBytes(12).toString('hex')}`,
+      '--json',
+    ]);
+    const token = (scopes: readonly string[], resource: string[]) =>
+      runCli<{ access_token: string }>(env, [
+        'token:create',
+        '--email',
+        email,
+        ...scopes.flatMap((scope) => ['--scope', scope]),
+        ...resource,
+        '--expires-in',
+        '7200',
+        '--json',
+      ]);
+    const restToken = await token(['profile:read'], []);
+    const mcpToken = await token(MCP_BENCH_SCOPES, ['--resource', `${server.url}/mcp`]);
+    log(`    user ${user.id}: a REST token and a token bound to ${server.url}/mcp, issued through the CLI`);
+    const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 4 });
+    try {
+      const run = await runMcpBench({
+        serverUrl: server.url,
+        pool,
+        userId: user.id,
+        restToken: restToken.access_token,
+        mcpToken: mcpToken.access_token,
+        clients: CONNECTIONS,
+        requestsPerClient: MCP_REQUESTS,
+        durationS: DURATION_S,
+        serverPid: server.pid,
+        interrupted: () => interrupted,
+      });
+      for (const line of mcpBenchLines(run)) log(line);
+      return run;
+    } catch (error) {
+      if (!server.exited()) throw error;
+      throw new Error(`the MCP server exited during the section:\n${server.tail.join('\n')}`, { cause: error });
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    await server.stop();
+  }
 }
 
 interface Figures {
@@ -976,13 +1060,14 @@ interface Figures {
   readonly oauthRun?: OAuthBenchResult | undefined;
   readonly uploadRun?: UploadBenchResult | undefined;
   readonly webhookRun?: WebhookBenchResult | undefined;
+  readonly mcpRun?: McpBenchResult | undefined;
   readonly readyMs?: number;
   readonly stopMs?: number;
 }
 
 /** 3. Summary (the sections that ran), then the JSON line. */
 function printSummary(log: (line: string) => void, figures: Figures): void {
-  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, webhookRun } = figures;
+  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, webhookRun, mcpRun } = figures;
   const lines = ['', '================================ Pacer bench summary ================================'];
   if (empty && existing) {
     lines.push(
@@ -1039,6 +1124,22 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       `  [${mark(webhookTargets.backlogZero)}] backlog after the lag run   ${l.backlogAfterDrain}   (${JSON.stringify(l.states)}; must be 0)`,
     );
   }
+  const mcpTargets = mcpRun ? mcpTargetsOf(mcpRun) : undefined;
+  if (mcpRun && mcpTargets) {
+    const last = mcpRun.rounds.at(-1);
+    const r = mcpRun.reports;
+    lines.push(
+      `MCP (own server, rate limits 0), ${mcpRun.clients} clients x ${mcpRun.requestsPerClient} requests per run`,
+      `  [${mark(mcpTargets.p50Ratio)}] get_profile MCP/REST at p50   ${mcpRun.p50Ratio.median}   (min ${mcpRun.p50Ratio.min}, max ${mcpRun.p50Ratio.max} over ${mcpRun.rounds.length} rounds; last: REST ${last?.rest.latency.p50} ms, MCP ${last?.mcp.latency.p50} ms; target ≤ ${TARGETS.mcpRestP50Ratio})`,
+      `  tools/list             p50 ${mcpRun.toolsList.latency.p50} ms   p99 ${mcpRun.toolsList.latency.p99} ms`,
+      ...mcpRun.throughput.map(
+        (t) =>
+          `  get_profile ${String(t.clients).padStart(2)} clients ${String(t.perSec).padStart(9)} calls/s   p50 ${t.latency.p50} ms   p99 ${t.latency.p99} ms   errors ${t.errors}`,
+      ),
+      `  [${mark(mcpTargets.reportP95)}] generate_report -> completed   p95 ${r.latencyMs.p95} ms   (p50 ${r.latencyMs.p50} ms, ${r.completed} of ${r.calls}; target p95 ≤ ${TARGETS.mcpReportP95Ms} ms)`,
+      `  [${mark(mcpTargets.errorsZero)}] errors   ${mcpRun.errors}   (must be 0)`,
+    );
+  }
   lines.push('=====================================================================================');
   log(lines.join('\n'));
 
@@ -1068,6 +1169,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       oauth: oauthRun,
       uploads: uploadRun,
       webhooks: webhookRun,
+      mcp: mcpRun,
       ratio,
       targets: {
         emptyStartup: empty ? empty.readyMs < TARGETS.emptyStartupMs : undefined,
@@ -1077,9 +1179,18 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
         non2xxZero: httpRun ? httpRun.non2xx === 0 : undefined,
         ...(uploadTargets ? { uploads: uploadTargets } : {}),
         ...(webhookTargets ? { webhooks: webhookTargets } : {}),
+        ...(mcpTargets ? { mcp: mcpTargets } : {}),
       },
     }),
   );
+}
+
+function mcpTargetsOf(run: McpBenchResult) {
+  return {
+    p50Ratio: run.p50Ratio.median <= TARGETS.mcpRestP50Ratio,
+    reportP95: run.reports.completed > 0 && run.reports.latencyMs.p95 <= TARGETS.mcpReportP95Ms,
+    errorsZero: run.errors === 0,
+  };
 }
 
 function webhookTargetsOf(run: WebhookBenchResult) {

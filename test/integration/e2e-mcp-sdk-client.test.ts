@@ -12,9 +12,9 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MCP_SCOPES, type Workout } from '@pacer/contract';
+import { MCP_SCOPES, type McpStats, type Workout } from '@pacer/contract';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { ALL_TOOLS } from '../../server/src/mcp/registry.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
@@ -22,6 +22,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
+import { call } from '../support/http.ts';
 import {
   connectWithToken,
   MemoryOAuthProvider,
@@ -36,11 +37,12 @@ let browser: Browser;
 let person: BrowserContext;
 let callbacks: CallbackListener;
 let athlete: User;
+let admin: User;
 let signedIn = false;
 
 beforeAll(async () => {
   server = await startTestServer();
-  await makeUser(server.db, { admin: true }); // owner of registered clients
+  admin = await makeUser(server.db, { admin: true }); // owner of registered clients
   athlete = await makeUser(server.db, { timeZone: 'Europe/Berlin' });
   browser = await launchBrowser();
   person = await browser.newContext();
@@ -262,6 +264,24 @@ describe('an assistant on the MCP SDK client', () => {
     expect(await use('delete_planned_workout', { id: planned.id })).toEqual({ id: planned.id, deleted: true });
     expect([...called].sort()).toEqual(ALL_TOOLS.map((tool) => tool.name).sort());
     await full.close();
+  });
+
+  it('records every call for the administrator statistics', async () => {
+    const { token } = await mintToken(server.db, admin, { scopes: ['profile:read'] });
+    await vi.waitFor(
+      async () => {
+        const stats = await call<McpStats>(server.url, 'GET', '/api/admin/mcp/stats', { token });
+        expect(stats.status).toBe(200);
+        const tools = new Map(stats.body.byTool.map((entry) => [entry.tool, entry]));
+        // Every tool was called at least once by the test above.
+        for (const tool of ALL_TOOLS) expect(tools.get(tool.name)?.count ?? 0).toBeGreaterThan(0);
+        expect(stats.body.byErrorCode['idempotency_key_reused']).toBe(1);
+        expect(stats.body.topClients[0]?.name).toBe('Assistant under test');
+        expect(stats.body.dcr.totalClients).toBe(1);
+        expect(stats.body.authFailures['missing_token']).toBeGreaterThan(0);
+      },
+      { timeout: 5000, interval: 100 },
+    );
   });
 
   it('stops working once the athlete revokes the assistant in /settings', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { purgeExpired } from '../../server/src/modules/accounts/maintenance.service.ts';
-import { insertMcpAuthFailure, insertMcpExecution } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
+import { insertMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
 import { insertClient } from '../../server/src/modules/oauth/client.repository.ts';
 import { launchBrowser, openSignedInPage } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
@@ -36,16 +36,18 @@ async function recordCall(
   durationMs: number,
   options: { errorCode?: string; hoursAgo?: number } = {},
 ): Promise<void> {
-  await insertMcpExecution(server.db, {
-    tool,
-    clientId,
-    userId: athlete.id,
-    startedAt: hoursAgo(options.hoursAgo ?? 2),
-    durationMs,
-    status: options.errorCode ? 'error' : 'ok',
-    errorCode: options.errorCode ?? null,
-    argsSha256: sha256Hex(`${tool}:${durationMs}`),
-  });
+  await insertMcpExecutions(server.db, [
+    {
+      tool,
+      clientId,
+      userId: athlete.id,
+      startedAt: hoursAgo(options.hoursAgo ?? 2),
+      durationMs,
+      status: options.errorCode ? 'error' : 'ok',
+      errorCode: options.errorCode ?? null,
+      argsSha256: sha256Hex(`${tool}:${durationMs}`),
+    },
+  ]);
 }
 
 async function insertDcrClient(name: string, createdAt: Date): Promise<void> {

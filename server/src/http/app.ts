@@ -13,6 +13,7 @@ import { wellnessRoutes } from '../modules/wellness/wellness.routes.ts';
 import { workoutRoutes } from '../modules/workouts/workouts.routes.ts';
 import { reportRoutes } from '../modules/reports/reports.routes.ts';
 import { mcpRouter } from '../mcp/mcp.router.ts';
+import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { purgeExpiredQueue } from '../queue/queues.ts';
 import { restBearerAuth } from './bearer-auth.ts';
 import { requireAdmin } from './admin-auth.ts';
@@ -40,6 +41,8 @@ export interface AppDeps {
   readonly boss: PgBoss;
   readonly logger: Logger;
   readonly secretBox: SecretBox;
+  /** Where MCP tool calls are recorded (buffered; the runtime closes it on shutdown). */
+  readonly mcpRecorder: McpExecutionRecorder;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -68,7 +71,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(discoveryRouter(deps));
   // The MCP endpoint (DESIGN.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
-  if (deps.config.mcp.enabled) app.use(mcpRouter(deps));
+  if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));
   app.use(registrationRouter(deps));
   app.use(oauthRouter(deps));
 

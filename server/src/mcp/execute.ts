@@ -10,7 +10,7 @@ import {
   finishIdempotentRequest,
   type IdempotencyScope,
 } from '../modules/idempotency/idempotency.service.ts';
-import { recordMcpExecution } from '../modules/mcp-audit/mcp-audit.service.ts';
+import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import type { RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 import { featureEnabled, findEnabledTool } from './registry.ts';
 import type { ToolContext, ToolDefinition } from './tool.ts';
@@ -45,6 +45,11 @@ function validationMessage(error: z.ZodError): string {
   return `Invalid arguments: ${fields.map((field) => `${field.path || '(arguments)'}: ${field.message}`).join('; ')}`;
 }
 
+/** A tool's context plus where the call is recorded. */
+export interface ExecutionContext extends ToolContext {
+  readonly recorder: McpExecutionRecorder;
+}
+
 export interface CallToolRequest {
   readonly name: string;
   readonly arguments: Record<string, unknown> | undefined;
@@ -60,7 +65,7 @@ export interface CallToolRequest {
  * is `structuredContent = output.parse(result)` (undeclared keys never reach
  * strict clients) and the same JSON as text. Every call is recorded.
  */
-export async function callTool(context: ToolContext, request: CallToolRequest): Promise<CallToolResult> {
+export async function callTool(context: ExecutionContext, request: CallToolRequest): Promise<CallToolResult> {
   const started = new Date();
   const startedAt = performance.now();
   let tool: ToolDefinition | undefined;
@@ -74,7 +79,7 @@ export async function callTool(context: ToolContext, request: CallToolRequest): 
     errorCode = toolError.code;
     result = toolError.toResult();
   }
-  recordMcpExecution(context.db, context.logger, {
+  context.recorder.record({
     tool: (tool?.name ?? request.name).slice(0, 100),
     clientId: context.principal.clientId,
     userId: context.principal.userId,

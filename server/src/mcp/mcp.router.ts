@@ -1,6 +1,17 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  JSONRPCRequestSchema,
+  ListToolsRequestSchema,
+  type ListToolsResult,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { API_VERSION, type Scope } from '@pacer/contract';
 import express, { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { PgBoss } from 'pg-boss';
@@ -8,11 +19,11 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Logger } from '../logger.ts';
-import { recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
+import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 import { consumeRateLimits, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
-import { callTool } from './execute.ts';
+import { callTool, type ExecutionContext } from './execute.ts';
 import { authenticateMcp, insufficientScope, type McpAuthRefusal } from './mcp-auth.ts';
 import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
 
@@ -28,7 +39,16 @@ export interface McpDeps {
   readonly db: Db;
   readonly boss: PgBoss;
   readonly logger: Logger;
+  readonly recorder: McpExecutionRecorder;
 }
+
+/** A JSON-RPC request of one method, by the SDK's own schemas. */
+const CallToolJsonRpcSchema = JSONRPCRequestSchema.extend(
+  CallToolRequestSchema.pick({ method: true, params: true }).shape,
+);
+const ListToolsJsonRpcSchema = JSONRPCRequestSchema.extend(
+  ListToolsRequestSchema.pick({ method: true, params: true }).shape,
+);
 
 /** A JSON-RPC error outside any request (transport level): `id` null. */
 function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
@@ -136,6 +156,45 @@ function readBody(req: Request): { ok: true; body: unknown } | { ok: false } {
 }
 
 /**
+ * The two methods an assistant sends most, `tools/list` and `tools/call`, as
+ * a single JSON-RPC request answered with JSON, are answered here without
+ * building the SDK's transport for the request: the bench found the per-request
+ * transport (Node-to-Web request conversion, a JSON Schema validator, stream
+ * bookkeeping) costing more than the tool itself. The request is checked with
+ * the SDK's own schemas and the protocol version header as the SDK checks it;
+ * anything else (initialize, ping, notifications, SSE, malformed messages)
+ * goes through the SDK transport. True when answered.
+ */
+async function answerDirectly(
+  req: Request,
+  res: Response,
+  body: unknown,
+  toolsList: () => ListToolsResult,
+  toolCall: (params: CallToolRequest['params']) => Promise<CallToolResult>,
+): Promise<boolean> {
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false;
+  const method = (body as { method?: unknown } | null)?.method;
+  let result: ListToolsResult | CallToolResult;
+  let id: JSONRPCRequest['id'];
+  if (method === 'tools/call') {
+    const request = CallToolJsonRpcSchema.safeParse(body);
+    if (!request.success) return false;
+    id = request.data.id;
+    result = await toolCall(request.data.params);
+  } else if (method === 'tools/list') {
+    const request = ListToolsJsonRpcSchema.safeParse(body);
+    if (!request.success) return false;
+    id = request.data.id;
+    result = toolsList();
+  } else {
+    return false;
+  }
+  res.status(200).json({ jsonrpc: '2.0', id, result });
+  return true;
+}
+
+/**
  * `POST /mcp` (DESIGN.md §3 "MCP"): stateless Streamable HTTP. Each request
  * gets its own SDK `Server` and transport (`sessionIdGenerator: undefined`);
  * nothing is kept between requests, so any API process can answer any call.
@@ -146,6 +205,8 @@ export function mcpRouter(deps: McpDeps): Router {
   const { config } = deps;
   const router = Router();
   const guard = originGuard(config);
+  // One validator for every request: the SDK would build a new Ajv instance per `Server`.
+  const schemaValidator = new AjvJsonSchemaValidator();
   const rawJson = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
 
   const refuse = (res: Response, refusal: McpAuthRefusal) => {
@@ -253,20 +314,35 @@ export function mcpRouter(deps: McpDeps): Router {
     noteGrantUse(deps.db, principal.grantId, (error) => deps.logger.warn({ err: error }, 'could not record grant use'));
 
     const idempotencyHeader = req.headers['mcp-idempotency-key'];
-    const context = { db: deps.db, boss: deps.boss, config, logger: deps.logger, principal };
-    const server = new Server(
-      { name: 'pacer', title: 'Pacer', version: API_VERSION },
-      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
-    );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listVisibleTools(config, principal) }));
-    server.setRequestHandler(CallToolRequestSchema, (request) =>
+    const context: ExecutionContext = {
+      db: deps.db,
+      boss: deps.boss,
+      config,
+      logger: deps.logger,
+      principal,
+      recorder: deps.recorder,
+    };
+    const toolsList = (): ListToolsResult => ({ tools: listVisibleTools(config, principal) });
+    const toolCall = (params: CallToolRequest['params']): Promise<CallToolResult> =>
       callTool(context, {
-        name: request.params.name,
-        arguments: request.params.arguments,
+        name: params.name,
+        arguments: params.arguments,
         idempotencyHeader: Array.isArray(idempotencyHeader) ? idempotencyHeader.join(', ') : idempotencyHeader,
         rateLimit,
-      }),
+      });
+
+    if (preference === 'json' && (await answerDirectly(req, res, parsed.body, toolsList, toolCall))) return;
+
+    const server = new Server(
+      { name: 'pacer', title: 'Pacer', version: API_VERSION },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator: schemaValidator,
+      },
     );
+    server.setRequestHandler(ListToolsRequestSchema, toolsList);
+    server.setRequestHandler(CallToolRequestSchema, (request) => toolCall(request.params));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: preference === 'json',
@@ -274,6 +350,8 @@ export function mcpRouter(deps: McpDeps): Router {
     // The SDK insists that both media types are acceptable; the preference was decided above.
     req.headers.accept = 'application/json, text/event-stream';
     res.on('close', () => {
+      // A finished answer leaves nothing open; closing would only build an abort error per request.
+      if (res.writableFinished) return;
       void transport.close();
       void server.close();
     });

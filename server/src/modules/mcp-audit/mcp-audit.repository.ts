@@ -4,8 +4,13 @@ import type { McpExecutionsTable } from '../../db/tables.ts';
 
 export type McpExecutionInsert = Insertable<McpExecutionsTable>;
 
-export async function insertMcpExecution(db: DbOrTrx, execution: McpExecutionInsert): Promise<void> {
-  await db.insertInto('mcpExecutions').values(execution).execute();
+/** One multi-row insert for a batch of records. */
+export async function insertMcpExecutions(db: DbOrTrx, executions: readonly McpExecutionInsert[]): Promise<void> {
+  if (executions.length === 0) return;
+  await db
+    .insertInto('mcpExecutions')
+    .values([...executions])
+    .execute();
 }
 
 export async function insertMcpAuthFailure(db: DbOrTrx, reason: string): Promise<void> {

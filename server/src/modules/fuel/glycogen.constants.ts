@@ -1,0 +1,216 @@
+import type { AbsorptionType, PlannedSport } from '@pacer/contract';
+
+/**
+ * Every constant of the glycogen model, each declared once with where it comes
+ * from. The model itself is described in glycogen.model.ts. Changing a value
+ * here changes the worked examples in test/unit/glycogen-examples.test.ts,
+ * which must be updated with it.
+ */
+
+// ---------------------------------------------------------------- capacities
+
+/**
+ * Liver glycogen ceiling, grams. A fed adult's liver holds roughly 90–160 g
+ * (Gonzalez et al. 2016, Am J Physiol Endocrinol Metab 311:E543); 100 g is a
+ * deliberately conservative value near the low middle of that range.
+ */
+export const LIVER_MAX_G = 100;
+
+/**
+ * Muscle glycogen ceiling per kilogram of body mass. Muscle carries most of
+ * the body's 300–700 g of glycogen (Areta & Hopkins 2018, Sports Med 48:2091);
+ * 6 g/kg gives 420 g for a 70 kg athlete, inside that range.
+ */
+export const MUSCLE_MAX_G_PER_KG = 6;
+
+/**
+ * Body mass used when neither the profile nor a wellness entry has a weight.
+ * The usual reference adult of physiology texts; the service lists it in the
+ * response's assumptions whenever it is used.
+ */
+export const DEFAULT_BODY_MASS_KG = 70;
+
+/**
+ * Fraction of each store's ceiling assumed at the very first step of a
+ * user's chain (a week before the first requested day). A trained, normally
+ * fed athlete is rarely either full or empty; a week of simulation then
+ * replaces the guess with the athlete's own logs.
+ */
+export const START_FILL_FRACTION = 0.8;
+
+// ---------------------------------------------------------------- time grid
+
+/** Length of one simulation step, minutes: fine enough for a gel's 15-minute peak. */
+export const STEP_MINUTES = 15;
+export const STEP_MS = STEP_MINUTES * 60_000;
+/** Steps per hour, for converting hourly rates into per-step grams. */
+export const STEPS_PER_HOUR = 60 / STEP_MINUTES;
+
+// ---------------------------------------------------------------- uptake
+
+/**
+ * Most carbohydrate the gut can pass to the blood in one step: 22.5 g per
+ * 15 min is 90 g/h, the ceiling for mixed transportable carbohydrates
+ * (glucose plus fructose) reported by Jeukendrup 2014, Sports Med 44 Suppl
+ * 1:S25. Released carbohydrate beyond it waits in the gut pool.
+ */
+export const UPTAKE_CAP_PER_STEP_G = 22.5;
+
+// ---------------------------------------------------------------- resting demand
+
+/**
+ * Net liver glycogen used per step at rest: 1.0 g, that is 4 g/h. Resting
+ * glucose turnover is about 0.11 g/kg/h (Taylor et al. 1996, J Clin Invest
+ * 97:126) and about half of it is met by gluconeogenesis in the fasted state
+ * (Rothman et al. 1991, Science 254:573), which leaves roughly 4 g/h of liver
+ * glycogen at 70 kg.
+ */
+export const RESTING_DEMAND_PER_STEP_G = 1.0;
+
+// ---------------------------------------------------------------- absorption
+
+/** Minutes after eating at which the release rate starts, peaks and ends. */
+export interface AbsorptionProfile {
+  readonly lagMin: number;
+  readonly peakMin: number;
+  readonly endMin: number;
+}
+
+/**
+ * Triangular release profile per absorption type (minutes from `logged_at`).
+ * Model defaults chosen to match the usual gastric-emptying and glycaemic
+ * response order of these food classes: liquid glucose appears in the blood
+ * within minutes and is mostly through within the hour, a mixed meal takes
+ * around three hours, and fat, protein or fibre slow emptying further
+ * (Jeukendrup 2014 for sports drinks and gels; the slower rows are the
+ * model's own graded choices, not measurements).
+ */
+export const ABSORPTION_PROFILES: Readonly<Record<AbsorptionType, AbsorptionProfile>> = {
+  // Gels, sports drinks, glucose.
+  RAPID: { lagMin: 0, peakMin: 15, endMin: 60 },
+  // White bread, rice cakes, banana.
+  FAST: { lagMin: 0, peakMin: 30, endMin: 90 },
+  // A mixed meal; the default when an item names no type.
+  BALANCED: { lagMin: 15, peakMin: 60, endMin: 180 },
+  // High fat, protein or fibre.
+  DENSE: { lagMin: 30, peakMin: 90, endMin: 300 },
+  // A very large carbohydrate meal.
+  HYPER_LOAD: { lagMin: 30, peakMin: 120, endMin: 360 },
+};
+
+// ---------------------------------------------------------------- exercise energy
+
+/**
+ * Metabolic kcal per hour for each watt of mechanical power. One watt for an
+ * hour is 3.6 kJ of work; at the ~24 % gross efficiency of trained cycling
+ * that costs 3.6 / 0.24 = 15 kJ = 3.59 kcal of metabolic energy. Hence the
+ * riders' rule "kJ of work ≈ kcal burned", and kcal/h = 3.6 × W.
+ */
+export const METABOLIC_KCAL_PER_HOUR_PER_WATT = 3.6;
+
+/** Energy per gram of carbohydrate, kcal (Atwater factor). */
+export const KCAL_PER_G_CARBOHYDRATE = 4;
+
+/**
+ * Fraction of exercise energy that comes from carbohydrate as a function of
+ * intensity factor, as (IF, share) points joined by straight lines and held
+ * at 1.0 above the last one. Carbohydrate's share rises with intensity, from
+ * about a fifth at rest-like effort to essentially all of it above threshold
+ * (Romijn et al. 1993, Am J Physiol 265:E380; van Loon et al. 2001, J Physiol
+ * 536:295). Straight lines between points keep the drain continuous in IF.
+ */
+export const CARBOHYDRATE_SHARE_POINTS: readonly (readonly [intensityFactor: number, share: number])[] = [
+  [0, 0.2],
+  [0.5, 0.45],
+  [0.75, 0.65],
+  [0.9, 0.85],
+  [1.05, 1.0],
+];
+
+/**
+ * FTP assumed when the profile has none: 3.0 W per kg of body mass, a
+ * moderately trained recreational rider in Coggan's power-profile chart (Allen &
+ * Coggan 2010). The service lists it in the assumptions when it is used.
+ */
+export const DEFAULT_FTP_WATTS_PER_KG = 3.0;
+
+/**
+ * Intensity factor of a typical session of each sport when nothing more
+ * specific (power, heart rate, a planned structure or a planned stress) is
+ * known. These are the model's defaults for steady endurance work, placed in
+ * Coggan's intensity levels (Allen & Coggan 2010): riding and skiing
+ * in the middle of the endurance level (56–75 % of FTP), running nearer its
+ * top because easy runs are harder relative to threshold, swimming and rowing
+ * between the two, walking and hiking in active recovery, and strength, yoga
+ * and other sessions low because much of their time is rest. The same values
+ * serve the training-stress estimate.
+ */
+export const SPORT_INTENSITY_FACTORS: Readonly<Record<PlannedSport, number>> = {
+  ride: 0.65,
+  run: 0.75,
+  swim: 0.7,
+  row: 0.7,
+  ski: 0.65,
+  walk: 0.5,
+  hike: 0.5,
+  strength: 0.6,
+  yoga: 0.4,
+  other: 0.4,
+};
+
+/**
+ * Intensity factor of a planned step whose target is a heart-rate zone, zones
+ * 1–5 taken as Coggan's power levels 1–5 (Allen & Coggan 2010:
+ * active recovery < 55 %, endurance 56–75 %, tempo 76–90 %, threshold
+ * 91–105 %, VO2max 106–120 % of FTP). Each value sits near the middle of its
+ * level, on the low side for zones 4 and 5 because heart rate lags and a
+ * zone held by heart rate is usually ridden at the level's lower half; zone 1
+ * takes the top of its open-ended level, as a warm-up or recovery step is
+ * rarely below it.
+ */
+export const HEART_RATE_ZONE_INTENSITY_FACTORS: Readonly<Record<1 | 2 | 3 | 4 | 5, number>> = {
+  1: 0.55,
+  2: 0.7,
+  3: 0.82,
+  4: 0.95,
+  5: 1.1,
+};
+
+// ---------------------------------------------------------------- splits between stores
+
+/**
+ * Share of stored uptake sent to the liver; the rest goes to muscle. After a
+ * mixed meal the liver lays down a minority of the carbohydrate as glycogen
+ * and muscle most of the rest (Taylor et al. 1996, J Clin Invest 97:126,
+ * measured liver glycogen directly by 13C-NMR); 30/70 is the model's round
+ * split in that direction, not a measured ratio.
+ */
+export const STORAGE_LIVER_SHARE = 0.3;
+
+/**
+ * Share of uncovered exercise demand drawn from the liver; the rest comes
+ * from muscle. At moderate and high intensity the working muscles' own
+ * glycogen supplies most of the carbohydrate oxidised and blood glucose,
+ * which the liver replenishes, the smaller part (Romijn et al. 1993, Am J
+ * Physiol 265:E380); 75/25 is the model's round split.
+ */
+export const EXERCISE_LIVER_SHARE = 0.25;
+
+// ---------------------------------------------------------------- fuel status
+
+/**
+ * Percent of total capacity ((L + M) / (L_max + M_max)) at which a planned
+ * workout starts fully fuelled. Model threshold: above it glycogen is not what
+ * limits a typical session.
+ */
+export const READY_START_PERCENT = 70;
+
+/** Below this percent at the start, a planned workout is at risk even before it drains anything. */
+export const AT_RISK_START_PERCENT = 50;
+
+/**
+ * Lowest acceptable percent during a planned workout. Near-empty muscle
+ * glycogen is where endurance performance collapses ("bonking"); 20 % keeps a
+ * margin above it for the model's uncertainty.
+ */
+export const MINIMUM_DURING_PERCENT = 20;
