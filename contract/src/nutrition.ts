@@ -23,6 +23,7 @@ const c = initContract();
  */
 export const ABSORPTION_TYPES = ['RAPID', 'FAST', 'BALANCED', 'DENSE', 'HYPER_LOAD'] as const;
 export const AbsorptionTypeSchema = z.enum(ABSORPTION_TYPES);
+export type AbsorptionType = z.infer<typeof AbsorptionTypeSchema>;
 export const MEALS = ['BREAKFAST', 'LUNCH', 'DINNER', 'SNACK', 'OTHER'] as const;
 export const MealSchema = z.enum(MEALS);
 

@@ -1,5 +1,4 @@
-import type { AbsorptionType } from '@pacer/contract';
-import { ABSORPTION_PROFILES, STEP_MS, type AbsorptionProfile } from './glycogen.constants.ts';
+import { ABSORPTION_PROFILES, STEP_MS, type AbsorptionProfile, type AbsorptionType } from './glycogen.constants.ts';
 
 /**
  * Release of an eaten item's carbohydrate into the gut pool. The release rate
@@ -42,7 +41,9 @@ export function releaseBetween(meal: MealInput, fromMs: number, toMs: number): n
   const profile = ABSORPTION_PROFILES[meal.absorptionType];
   const from = releasedFraction(profile, (fromMs - meal.atMs) / 60_000);
   const to = releasedFraction(profile, (toMs - meal.atMs) / 60_000);
-  return meal.carbsG * (to - from);
+  // Never negative: where the two halves of the triangle meet, rounding could
+  // otherwise put the fraction just after the peak one ulp below the one at it.
+  return Math.max(0, meal.carbsG * (to - from));
 }
 
 /**

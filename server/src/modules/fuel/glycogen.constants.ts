@@ -1,11 +1,16 @@
-import type { AbsorptionType, PlannedSport } from '@pacer/contract';
-
 /**
  * Every constant of the glycogen model, each declared once with where it comes
  * from. The model itself is described in glycogen.model.ts. Changing a value
  * here changes the worked examples in test/unit/glycogen-examples.test.ts,
  * which must be updated with it.
  */
+import type { ABSORPTION_TYPES, PlannedSport } from '@pacer/contract';
+
+/**
+ * How fast an item's carbohydrate is released, as the nutrition contract
+ * spells it (the contract exports the values, not a type).
+ */
+export type AbsorptionType = (typeof ABSORPTION_TYPES)[number];
 
 // ---------------------------------------------------------------- capacities
 

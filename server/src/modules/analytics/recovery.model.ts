@@ -1,0 +1,733 @@
+/**
+ * Recovery capacity score: one number from 0 to 100 for how ready the athlete
+ * is to train today, built from five components, each scored 0–100 (100 =
+ * best) and averaged with weights.
+ *
+ * - HRV (weight 0.35). The night's rMSSD in ms, used as ln(rMSSD): the log is
+ *   close to normally distributed in trained athletes, raw rMSSD is skewed
+ *   (Plews et al. 2012, Eur J Appl Physiol 112:3729; Plews et al. 2013,
+ *   Sports Med 43:773). Today is judged by the mean m7 of ln(rMSSD) over the
+ *   7 days ending today (≥ 3 values: three readings a week give a valid weekly
+ *   value, Plews et al. 2014, IJSPP 9:783), against the mean μ60 and SD σ60 of
+ *   the 60 days before that week (≥ 14 values). z = (m7 − μ60) / max(σ60,
+ *   0.10) and the score is 70 + 30·z, clamped. The normal range shown to the
+ *   athlete is μ60 ± 0.5·σ, the smallest worthwhile change, over a 60-day
+ *   baseline as HRV4Training does it.
+ * - Resting heart rate (0.15). Today's value against the mean and SD of the
+ *   60 days before it (≥ 14 values, SD at least 1 bpm): a morning heart rate
+ *   above its usual level is a common sign of incomplete recovery (Buchheit
+ *   2014, Front Physiol 5:73). Score 70 − 30·z, clamped: higher is worse.
+ * - Sleep (0.25). The shortfall d = max(0, (need − slept) / need) scores
+ *   100·(1 − 2d), clamped, so sleeping half the need or less scores 0. The
+ *   need is 8 h unless the profile sets one (adults need 7–9 h: Watson et al.
+ *   2015, Sleep 38:843). A device sleep score, when present, is averaged in.
+ * - Subjective (0.10). The morning check-in on 1–5 scales (the idea of
+ *   Hooper & Mackinnon 1995, Sports Med 20:321): mood and motivation score
+ *   (v − 1)/4·100, fatigue and soreness (5 − v)/4·100; the mean of those given.
+ * - Load (0.15). Form from the training load model: 70 + 2·TSB, clamped; used
+ *   only once the athlete has 28 days since their first workout, as TSB means
+ *   little while CTL is still filling up.
+ *
+ * A component whose inputs are missing, or whose baseline is too short, is
+ * left out and the other weights are scaled up to sum to 1. A score needs at
+ * least two components, one of them HRV or resting HR (the physiological
+ * ones); otherwise the day is `insufficient_data` with no score. Status: ≥ 70
+ * `ready`, ≥ 45 `maintain`, below `recover`. The explanation names the
+ * component that cost the most points: the largest weight × (100 − score).
+ *
+ * Worked example: HRV μ60 = ln 60, σ60 = 0.10, m7 = ln 55 (z −0.8701, score
+ * 43.90); resting HR 51 against 48 ± 2 (z 1.5, score 25.00); 7 h of an 8 h
+ * need (75.00); mood 4, fatigue 3, soreness 2, motivation 4 (68.75); TSB −10
+ * (50.00). Score 0.35·43.90 + 0.15·25 + 0.25·75 + 0.10·68.75 + 0.15·50 =
+ * 52.24, `maintain`, HRV named. Without the check-in and load:
+ * (0.35·43.90 + 0.15·25 + 0.25·75) / 0.75 = 50.49.
+ *
+ * Pure functions: no database, no clock. Dates are the athlete's local
+ * `YYYY-MM-DD` dates; day arithmetic on them is calendar arithmetic.
+ */
+import type { WellnessRecord } from '@pacer/contract';
+import { addDays, daysBetween } from '../../lib/dates.ts';
+
+/** Component weights (model defaults); they sum to 1 and are renormalised over the available components. */
+export const RECOVERY_WEIGHTS = {
+  hrv: 0.35,
+  restingHr: 0.15,
+  sleep: 0.25,
+  subjective: 0.1,
+  load: 0.15,
+} as const;
+export type RecoveryComponentName = keyof typeof RECOVERY_WEIGHTS;
+/** Table order; it also breaks ties when naming the component that lowered the score most. */
+const COMPONENT_ORDER: readonly RecoveryComponentName[] = ['hrv', 'restingHr', 'sleep', 'subjective', 'load'];
+
+/** A 7-day HRV mean needs ≥ 3 readings (Plews et al. 2014, IJSPP 9:783). */
+export const HRV_WEEK_DAYS = 7;
+export const HRV_WEEK_MIN_VALUES = 3;
+/** 60-day HRV baseline before the 7-day window (HRV4Training's method); ≥ 14 values (model default). */
+export const HRV_BASELINE_DAYS = 60;
+export const HRV_BASELINE_MIN_VALUES = 14;
+/** Floor on σ60 of ln(rMSSD), so a very steady baseline does not turn noise into large z (model default). */
+export const HRV_SD_FLOOR = 0.1;
+/** Normal range μ60 ± 0.5·σ: the smallest worthwhile change (HRV4Training's default). */
+export const HRV_NORMAL_RANGE_SD = 0.5;
+/** Resting HR baseline: the 60 days before today, ≥ 14 values, SD at least 1 bpm (model defaults). */
+export const RESTING_HR_BASELINE_DAYS = 60;
+export const RESTING_HR_BASELINE_MIN_VALUES = 14;
+export const RESTING_HR_SD_FLOOR_BPM = 1;
+/** HRV and resting HR: 70 at the baseline mean, 30 points per SD (model default). */
+const SCORE_AT_BASELINE = 70;
+const SCORE_POINTS_PER_SD = 30;
+/** Sleep need when the profile sets none: 8 h, inside the 7–9 h adults need (Watson et al. 2015, Sleep 38:843). */
+export const DEFAULT_SLEEP_NEED_SECS = 8 * 3600;
+/** Each 1% of sleep need missed costs 2 points: half the need or less scores 0 (model default). */
+const SLEEP_POINTS_PER_SHORTFALL = 2;
+/** Load: 70 at TSB 0, 2 points per TSB unit (model default): TSB −35 scores 0, +15 scores 100. */
+const LOAD_SCORE_AT_ZERO_TSB = 70;
+const LOAD_POINTS_PER_TSB = 2;
+/** TSB is used only with ≥ 28 days since the first workout (model default: CTL is still filling before). */
+export const LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT = 28;
+/** A score needs ≥ 2 components, HRV or resting HR among them. */
+const MIN_COMPONENTS = 2;
+/** Status thresholds on the 0–100 score. */
+export const READY_MIN_SCORE = 70;
+export const MAINTAIN_MIN_SCORE = 45;
+/** Check-in answers are on 1–5 scales (the wellness contract). */
+const CHECK_IN_MIN = 1;
+const CHECK_IN_MAX = 5;
+
+/**
+ * ln(rMSSD) and resting HR are summed in fixed point (integer micro-units of
+ * ln ms, milli-bpm), so window sums are exact integers: a day's statistics do
+ * not depend on which range the day was computed in, and a recompute from any
+ * date gives bit-for-bit the numbers of a full recompute. 1e-6 of ln ms is far
+ * below any device's resolution, and 60 squared values stay below 2^53.
+ */
+const HRV_FIXED_POINT = 1e6;
+const RESTING_HR_FIXED_POINT = 1e3;
+/** Days of history a day reads: the 60-day HRV baseline and the 7-day window. */
+export const RECOVERY_HISTORY_DAYS = HRV_BASELINE_DAYS + HRV_WEEK_DAYS;
+
+export type RecoveryStatus = 'ready' | 'maintain' | 'recover' | 'insufficient_data';
+
+/** One day of wellness as stored; only the fields the score reads. */
+export type WellnessDay = { readonly date: string } & Readonly<
+  Partial<
+    Pick<
+      WellnessRecord,
+      'hrv' | 'restingHr' | 'sleepSecs' | 'sleepScore' | 'mood' | 'fatigue' | 'soreness' | 'motivation'
+    >
+  >
+>;
+
+/** Count, mean and sample SD (n − 1) of the values in a window; `null` when too few to say. */
+export interface WindowStats {
+  readonly count: number;
+  readonly mean: number | null;
+  readonly sd: number | null;
+}
+
+export interface CheckIn {
+  readonly mood: number | null;
+  readonly fatigue: number | null;
+  readonly soreness: number | null;
+  readonly motivation: number | null;
+}
+
+/** Everything one day's score is computed from, already summarised. */
+export interface RecoveryInputs {
+  readonly date: string;
+  /** Statistics of ln(rMSSD): the 7 days ending today, and the 60 days before them. */
+  readonly hrv: { readonly week: WindowStats; readonly baseline: WindowStats };
+  /** Today's resting HR (bpm) and the statistics of the 60 days before today. */
+  readonly restingHr: { readonly today: number | null; readonly baseline: WindowStats };
+  readonly sleep: { readonly secs: number | null; readonly sleepScore: number | null; readonly needSecs: number };
+  readonly checkIn: CheckIn;
+  /** TSB of the day, and whole days from the first workout's date to today (`null`: no workout yet). */
+  readonly load: { readonly tsb: number | null; readonly daysSinceFirstWorkout: number | null };
+}
+
+/**
+ * What every component reports. `value` is the component's main input as
+ * used (a number); the other fields of each component type say more.
+ */
+interface ComponentResult {
+  readonly value: number | null;
+  /** 0–100, 2 decimals; `null` when the component is left out. */
+  readonly score: number | null;
+  /** The renormalised weight used; 0 when left out (or when there is no score). */
+  readonly weight: number;
+  /** weight × score: the points this component adds to the score. */
+  readonly contribution: number;
+  readonly available: boolean;
+  /** Why the component is left out; `null` when it is used. */
+  readonly reason: string | null;
+  /** What the component saw, in plain words (the reason, when left out). */
+  readonly detail: string;
+}
+
+export interface HrvComponent extends ComponentResult {
+  /** m7: the mean of ln(rMSSD) over the 7 days ending today. */
+  readonly value: number | null;
+  /** exp(m7) in ms (the geometric mean of the week), for display. */
+  readonly valueMs: number | null;
+  /** HRV readings in the 7 days ending today. */
+  readonly days: number;
+  /**
+   * μ60 and σ60 of ln(rMSSD) (σ as measured), the normal range
+   * μ60 ± 0.5·max(σ60, 0.10) in ln units, the readings it rests on, and the
+   * same in ms.
+   */
+  readonly baseline: {
+    readonly mean: number;
+    readonly sd: number;
+    readonly low: number;
+    readonly high: number;
+    readonly days: number;
+    readonly ms: { readonly mean: number; readonly low: number; readonly high: number };
+  } | null;
+  readonly z: number | null;
+}
+
+export interface RestingHrComponent extends ComponentResult {
+  /** Today's resting HR, bpm. */
+  readonly value: number | null;
+  /** Mean and SD (bpm) of the 60 days before today; normal range mean ± 0.5·max(SD, 1). */
+  readonly baseline: {
+    readonly mean: number;
+    readonly sd: number;
+    readonly low: number;
+    readonly high: number;
+    readonly days: number;
+  } | null;
+  readonly z: number | null;
+}
+
+export interface SleepComponent extends ComponentResult {
+  /** Seconds slept. */
+  readonly value: number | null;
+  readonly sleepScore: number | null;
+  readonly needSecs: number;
+  /** d = max(0, (need − slept) / need). */
+  readonly shortfall: number | null;
+  readonly baseline: null;
+}
+
+export interface SubjectiveComponent extends ComponentResult {
+  /** No single input: the answers are in `checkIn`. */
+  readonly value: null;
+  readonly checkIn: CheckIn | null;
+  readonly baseline: null;
+}
+
+export interface LoadComponent extends ComponentResult {
+  /** TSB of the day. */
+  readonly value: number | null;
+  readonly daysSinceFirstWorkout: number | null;
+  readonly baseline: null;
+}
+
+export interface RecoveryComponents {
+  readonly hrv: HrvComponent;
+  readonly restingHr: RestingHrComponent;
+  readonly sleep: SleepComponent;
+  readonly subjective: SubjectiveComponent;
+  readonly load: LoadComponent;
+}
+
+export interface RecoveryDay {
+  readonly date: string;
+  /** 0–100 with 2 decimals; `null` when `insufficient_data`. */
+  readonly score: number | null;
+  readonly status: RecoveryStatus;
+  readonly components: RecoveryComponents;
+  /** One plain sentence: what lowered the score most, or what data is missing. */
+  readonly explanation: string;
+}
+
+/** A component before weighting: its score, what it was computed from, and a sentence for the explanation. */
+type Scored<C extends ComponentResult> = Omit<C, 'weight' | 'contribution' | 'available'> & {
+  /** "HRV below your normal range": the subject of "… lowered today's score most." */
+  readonly cause: string | null;
+};
+
+/**
+ * The score of one day from summary statistics. This is the model itself;
+ * `recoveryForDay` and `recoverySeries` only summarise a wellness history
+ * into `RecoveryInputs` and call it.
+ *
+ * Choices the model leaves open, made here:
+ * - Component scores are rounded to 2 decimals first and the score is the
+ *   weighted sum of those rounded scores, so the numbers shown add up exactly
+ *   as in the model's worked example.
+ * - Status is decided on the score before its 2-decimal rounding (69.996 is
+ *   `maintain`): ≥ 70 ready, < 70 and ≥ 45 maintain, < 45 recover.
+ * - With too little data the available components keep their scores, but
+ *   weights and contributions are 0: nothing was averaged.
+ * - Ties in the largest loss go to the component first in the table (HRV,
+ *   resting HR, sleep, check-in, load).
+ */
+export function scoreComponents(inputs: RecoveryInputs): RecoveryDay {
+  const scored = {
+    hrv: scoreHrv(inputs.hrv),
+    restingHr: scoreRestingHr(inputs.restingHr),
+    sleep: scoreSleep(inputs.sleep),
+    subjective: scoreCheckIn(inputs.checkIn),
+    load: scoreLoad(inputs.load),
+  };
+  const available = COMPONENT_ORDER.filter((name) => scored[name].score !== null);
+  const enough = available.length >= MIN_COMPONENTS && (available.includes('hrv') || available.includes('restingHr'));
+  const totalWeight = available.reduce((sum, name) => sum + RECOVERY_WEIGHTS[name], 0);
+  const weightOf = (name: RecoveryComponentName) =>
+    enough && scored[name].score !== null ? RECOVERY_WEIGHTS[name] / totalWeight : 0;
+  const finish = <C extends ComponentResult>(name: RecoveryComponentName, part: Scored<C>) => {
+    const { cause: _cause, ...rest } = part;
+    const weight = weightOf(name);
+    return { ...rest, weight, contribution: weight * (part.score ?? 0), available: part.score !== null };
+  };
+  const components: RecoveryComponents = {
+    hrv: finish<HrvComponent>('hrv', scored.hrv),
+    restingHr: finish<RestingHrComponent>('restingHr', scored.restingHr),
+    sleep: finish<SleepComponent>('sleep', scored.sleep),
+    subjective: finish<SubjectiveComponent>('subjective', scored.subjective),
+    load: finish<LoadComponent>('load', scored.load),
+  };
+
+  if (!enough) {
+    return {
+      date: inputs.date,
+      score: null,
+      status: 'insufficient_data',
+      components,
+      explanation: insufficientExplanation(available),
+    };
+  }
+
+  const unrounded = available.reduce((sum, name) => sum + components[name].contribution, 0);
+  let largest: RecoveryComponentName | undefined;
+  let largestLoss = 0;
+  for (const name of available) {
+    const loss = components[name].weight * (100 - (components[name].score ?? 100));
+    if (loss > largestLoss) {
+      largest = name;
+      largestLoss = loss;
+    }
+  }
+  return {
+    date: inputs.date,
+    score: round2(unrounded),
+    status: statusOf(unrounded),
+    components,
+    explanation:
+      largest === undefined
+        ? 'Every measure is at its best today; nothing lowered the score.'
+        : `${scored[largest].cause ?? 'One component'} lowered today's score most.`,
+  };
+}
+
+function statusOf(score: number): Exclude<RecoveryStatus, 'insufficient_data'> {
+  if (score >= READY_MIN_SCORE) return 'ready';
+  if (score >= MAINTAIN_MIN_SCORE) return 'maintain';
+  return 'recover';
+}
+
+function insufficientExplanation(available: readonly RecoveryComponentName[]): string {
+  if (!available.includes('hrv') && !available.includes('restingHr')) {
+    return (
+      'Not enough data for a score yet: it needs HRV (3 readings in the last 7 days and 14 in the 60 days before) ' +
+      'or a resting heart rate today with 14 in the 60 days before.'
+    );
+  }
+  return 'Not enough data for a score yet: besides HRV or resting heart rate it needs sleep, a check-in or training load today.';
+}
+
+function scoreHrv(hrv: RecoveryInputs['hrv']): Scored<HrvComponent> {
+  const { week, baseline } = hrv;
+  const value = week.count === 0 ? null : week.mean;
+  const sdUsed = baseline.sd === null ? null : Math.max(baseline.sd, HRV_SD_FLOOR);
+  const band =
+    baseline.mean === null || baseline.sd === null || sdUsed === null
+      ? null
+      : {
+          mean: baseline.mean,
+          sd: baseline.sd,
+          low: baseline.mean - HRV_NORMAL_RANGE_SD * sdUsed,
+          high: baseline.mean + HRV_NORMAL_RANGE_SD * sdUsed,
+          days: baseline.count,
+        };
+  const shown =
+    band === null
+      ? null
+      : { ...band, ms: { mean: Math.exp(band.mean), low: Math.exp(band.low), high: Math.exp(band.high) } };
+  const seen = { value, valueMs: value === null ? null : Math.exp(value), days: week.count, baseline: shown };
+  const missing =
+    week.count === 0
+      ? 'no HRV in the last 7 days'
+      : week.count < HRV_WEEK_MIN_VALUES
+        ? `${String(week.count)} HRV readings in the last 7 days, ${String(HRV_WEEK_MIN_VALUES)} needed`
+        : baseline.count < HRV_BASELINE_MIN_VALUES
+          ? `${String(baseline.count)} HRV readings in the 60-day baseline, ${String(HRV_BASELINE_MIN_VALUES)} needed`
+          : null;
+  if (missing !== null || value === null || band === null || shown === null || sdUsed === null) {
+    return leftOut({ ...seen, z: null }, missing ?? 'no HRV baseline');
+  }
+  const z = (value - band.mean) / sdUsed;
+  const where = value < band.low ? 'below' : value > band.high ? 'above' : 'within';
+  return {
+    ...seen,
+    z,
+    score: round2(clampScore(SCORE_AT_BASELINE + SCORE_POINTS_PER_SD * z)),
+    reason: null,
+    detail:
+      `7-day HRV ${oneDecimal(Math.exp(value))} ms (${String(week.count)} readings) against your normal ` +
+      `${oneDecimal(shown.ms.low)}–${oneDecimal(shown.ms.high)} ms`,
+    cause:
+      where === 'below'
+        ? 'HRV below your normal range'
+        : where === 'above'
+          ? 'HRV, though above your normal range,'
+          : 'HRV within, not above, your normal range',
+  };
+}
+
+function scoreRestingHr(restingHr: RecoveryInputs['restingHr']): Scored<RestingHrComponent> {
+  const { today, baseline } = restingHr;
+  const sdUsed = baseline.sd === null ? null : Math.max(baseline.sd, RESTING_HR_SD_FLOOR_BPM);
+  const shown =
+    baseline.mean === null || baseline.sd === null || sdUsed === null
+      ? null
+      : {
+          mean: baseline.mean,
+          sd: baseline.sd,
+          low: baseline.mean - HRV_NORMAL_RANGE_SD * sdUsed,
+          high: baseline.mean + HRV_NORMAL_RANGE_SD * sdUsed,
+          days: baseline.count,
+        };
+  const seen = { value: today, baseline: shown };
+  const missing =
+    today === null
+      ? 'no resting heart rate today'
+      : baseline.count < RESTING_HR_BASELINE_MIN_VALUES
+        ? `${String(baseline.count)} resting heart rates in the previous 60 days, ${String(RESTING_HR_BASELINE_MIN_VALUES)} needed`
+        : null;
+  if (missing !== null || today === null || shown === null || sdUsed === null) {
+    return leftOut({ ...seen, z: null }, missing ?? 'no resting heart rate baseline');
+  }
+  const z = (today - shown.mean) / sdUsed;
+  // The same ±0.5 SD band as HRV decides the wording; the model names a band for HRV only.
+  const where = today > shown.high ? 'above' : today < shown.low ? 'below' : 'within';
+  return {
+    ...seen,
+    z,
+    score: round2(clampScore(SCORE_AT_BASELINE - SCORE_POINTS_PER_SD * z)),
+    reason: null,
+    detail: `Resting heart rate ${oneDecimal(today)} bpm against your normal ${oneDecimal(shown.low)}–${oneDecimal(shown.high)} bpm`,
+    cause:
+      where === 'above'
+        ? 'Resting heart rate above your normal range'
+        : where === 'below'
+          ? 'Resting heart rate, though below your normal range,'
+          : 'Resting heart rate within, not below, your normal range',
+  };
+}
+
+/**
+ * Sleep. When only the device's sleep score is known (no duration), that
+ * score alone is the component: it is a measure of the same night, and
+ * leaving it out would throw away the only sleep data of the day.
+ */
+function scoreSleep(sleep: RecoveryInputs['sleep']): Scored<SleepComponent> {
+  const { secs, sleepScore, needSecs } = sleep;
+  const shortfall = secs === null ? null : Math.max(0, (needSecs - secs) / needSecs);
+  const seen = { value: secs, sleepScore, needSecs, shortfall, baseline: null };
+  if (secs === null && sleepScore === null) return leftOut(seen, 'no sleep recorded for last night');
+  const byDuration = shortfall === null ? null : clampScore(100 * (1 - SLEEP_POINTS_PER_SHORTFALL * shortfall));
+  const score =
+    byDuration === null ? (sleepScore as number) : sleepScore === null ? byDuration : (byDuration + sleepScore) / 2;
+  const scoreText = sleepScore === null ? '' : `sleep score ${String(sleepScore)}`;
+  return {
+    ...seen,
+    score: round2(score),
+    reason: null,
+    detail:
+      secs === null
+        ? `Sleep score ${String(sleepScore)}`
+        : `${hours(secs)} h slept, need ${hours(needSecs)} h${scoreText && `, ${scoreText}`}`,
+    cause:
+      secs !== null && shortfall !== null && shortfall > 0
+        ? `Sleep short of your need (${hours(secs)} of ${hours(needSecs)} h)`
+        : sleepScore !== null
+          ? `A sleep score of ${String(sleepScore)}`
+          : 'Sleep',
+  };
+}
+
+function scoreCheckIn(checkIn: CheckIn): Scored<SubjectiveComponent> {
+  // Higher is better for mood and motivation, worse for fatigue and soreness.
+  const items = [
+    { name: 'mood', value: checkIn.mood, better: 'high', low: 'Low mood' },
+    { name: 'fatigue', value: checkIn.fatigue, better: 'low', low: 'Fatigue' },
+    { name: 'soreness', value: checkIn.soreness, better: 'low', low: 'Soreness' },
+    { name: 'motivation', value: checkIn.motivation, better: 'high', low: 'Low motivation' },
+  ] as const;
+  const range = CHECK_IN_MAX - CHECK_IN_MIN;
+  const answered = items.flatMap((item) =>
+    item.value === null
+      ? []
+      : [
+          {
+            ...item,
+            value: item.value,
+            score:
+              item.better === 'high'
+                ? ((item.value - CHECK_IN_MIN) / range) * 100
+                : ((CHECK_IN_MAX - item.value) / range) * 100,
+          },
+        ],
+  );
+  if (answered.length === 0) {
+    return leftOut({ value: null, checkIn: null, baseline: null }, 'no check-in today');
+  }
+  const score = answered.reduce((sum, item) => sum + item.score, 0) / answered.length;
+  const worst = answered.reduce((a, b) => (b.score < a.score ? b : a));
+  return {
+    value: null,
+    checkIn,
+    baseline: null,
+    score: round2(score),
+    reason: null,
+    detail: `Check-in: ${answered.map((item) => `${item.name} ${String(item.value)}`).join(', ')} (of ${String(CHECK_IN_MAX)})`,
+    cause: `${worst.low} in your check-in (${String(worst.value)} of ${String(CHECK_IN_MAX)})`,
+  };
+}
+
+function scoreLoad(load: RecoveryInputs['load']): Scored<LoadComponent> {
+  const { tsb, daysSinceFirstWorkout } = load;
+  const seen = { value: tsb, daysSinceFirstWorkout, baseline: null };
+  const missing =
+    daysSinceFirstWorkout === null || daysSinceFirstWorkout < 0
+      ? 'no workouts yet'
+      : daysSinceFirstWorkout < LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT
+        ? `${String(daysSinceFirstWorkout)} days since the first workout, ${String(LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT)} needed`
+        : tsb === null
+          ? 'no training load for today'
+          : null;
+  if (missing !== null || tsb === null) return leftOut(seen, missing ?? 'no training load for today');
+  return {
+    ...seen,
+    score: round2(clampScore(LOAD_SCORE_AT_ZERO_TSB + LOAD_POINTS_PER_TSB * tsb)),
+    reason: null,
+    detail: `Training stress balance (form) ${oneDecimal(tsb)}`,
+    cause:
+      tsb < 0
+        ? `Fatigue from recent training (TSB ${oneDecimal(tsb)})`
+        : `Form short of fully fresh (TSB ${oneDecimal(tsb)})`,
+  };
+}
+
+/** A component left out: what it saw, and why. */
+function leftOut<T extends object>(seen: T, reason: string) {
+  return { ...seen, score: null, reason, detail: reason.charAt(0).toUpperCase() + reason.slice(1), cause: null };
+}
+
+/** What `recoveryForDay` reads. */
+export interface RecoveryDayInput {
+  readonly date: string;
+  /**
+   * Wellness days; the 67 days ending on `date` are read (HRV and resting HR
+   * per date, and today's sleep and check-in), others are ignored. One entry
+   * per date.
+   */
+  readonly history: readonly WellnessDay[];
+  /** Default 8 h. */
+  readonly sleepNeedSecs?: number | null;
+  /** TSB of the day from the training load model. */
+  readonly tsb?: number | null;
+  /** Whole days from the first workout's local date to `date`; `null` when there is none. */
+  readonly daysSinceFirstWorkout?: number | null;
+}
+
+/** The recovery score of one day. */
+export function recoveryForDay(input: RecoveryDayInput): RecoveryDay {
+  const days = recoveryDays(input.history, {
+    fromDate: input.date,
+    toDate: input.date,
+    sleepNeedSecs: input.sleepNeedSecs ?? null,
+    loadOf: () => ({ tsb: input.tsb ?? null, daysSinceFirstWorkout: input.daysSinceFirstWorkout ?? null }),
+  });
+  return days[0] as RecoveryDay;
+}
+
+export interface RecoverySeriesOptions {
+  readonly fromDate: string;
+  /** Inclusive. */
+  readonly toDate: string;
+  /** Default 8 h. */
+  readonly sleepNeedSecs?: number | null;
+  /** TSB per date (from the training load series); a date not in it has no load component. */
+  readonly tsbByDate?: ReadonlyMap<string, number>;
+  /** Local date of the athlete's first workout; `null` or absent when there is none. */
+  readonly firstWorkoutDate?: string | null;
+}
+
+/**
+ * The recovery score of every day from `fromDate` to `toDate` from one
+ * wellness history (which should reach 66 days before `fromDate`). The
+ * windows slide one day at a time with exact integer sums, so a year costs
+ * O(days), and each day equals `recoveryForDay` of that day exactly.
+ */
+export function recoverySeries(history: readonly WellnessDay[], options: RecoverySeriesOptions): RecoveryDay[] {
+  const { tsbByDate, firstWorkoutDate } = options;
+  if (firstWorkoutDate) assertLocalDate(firstWorkoutDate);
+  return recoveryDays(history, {
+    fromDate: options.fromDate,
+    toDate: options.toDate,
+    sleepNeedSecs: options.sleepNeedSecs ?? null,
+    loadOf: (date) => ({
+      tsb: tsbByDate?.get(date) ?? null,
+      daysSinceFirstWorkout: firstWorkoutDate ? daysBetween(firstWorkoutDate, date) : null,
+    }),
+  });
+}
+
+interface RecoveryDaysOptions {
+  readonly fromDate: string;
+  readonly toDate: string;
+  readonly sleepNeedSecs: number | null;
+  readonly loadOf: (date: string) => RecoveryInputs['load'];
+}
+
+/**
+ * Summarise the history day by day and score each day. Days are indexed from
+ * `origin`, 66 days before `fromDate`, so every window of every day lies
+ * inside the arrays.
+ */
+function recoveryDays(history: readonly WellnessDay[], options: RecoveryDaysOptions): RecoveryDay[] {
+  const { fromDate, toDate, loadOf } = options;
+  assertLocalDate(fromDate);
+  assertLocalDate(toDate);
+  const needSecs = options.sleepNeedSecs ?? DEFAULT_SLEEP_NEED_SECS;
+  if (!(needSecs > 0)) throw new RangeError(`sleep need must be > 0 seconds, got ${String(needSecs)}`);
+  if (fromDate > toDate) return [];
+
+  const origin = addDays(fromDate, -(RECOVERY_HISTORY_DAYS - 1));
+  const length = daysBetween(origin, toDate) + 1;
+  const entries: (WellnessDay | undefined)[] = new Array<WellnessDay | undefined>(length);
+  const lnHrv: (number | null)[] = new Array<number | null>(length).fill(null);
+  const restingHr: (number | null)[] = new Array<number | null>(length).fill(null);
+  for (const day of history) {
+    assertLocalDate(day.date);
+    const index = daysBetween(origin, day.date);
+    if (index < 0 || index >= length) continue;
+    if (entries[index] !== undefined) throw new RangeError(`two wellness entries for ${day.date}`);
+    entries[index] = day;
+    // A value that is not a positive number is a missing one (the contract never stores one).
+    if (isPositive(day.hrv)) lnHrv[index] = Math.round(Math.log(day.hrv) * HRV_FIXED_POINT);
+    if (isPositive(day.restingHr)) restingHr[index] = Math.round(day.restingHr * RESTING_HR_FIXED_POINT);
+  }
+
+  // Windows as [first, last] day offsets relative to the scored day.
+  const hrvWeek = slidingWindow(lnHrv, -(HRV_WEEK_DAYS - 1), 0);
+  const hrvBaseline = slidingWindow(lnHrv, -(RECOVERY_HISTORY_DAYS - 1), -HRV_WEEK_DAYS);
+  const restingHrBaseline = slidingWindow(restingHr, -RESTING_HR_BASELINE_DAYS, -1);
+
+  const days: RecoveryDay[] = [];
+  for (let index = RECOVERY_HISTORY_DAYS - 1; index < length; index += 1) {
+    hrvWeek.moveTo(index);
+    hrvBaseline.moveTo(index);
+    restingHrBaseline.moveTo(index);
+    const date = addDays(origin, index);
+    const today = entries[index];
+    days.push(
+      scoreComponents({
+        date,
+        hrv: { week: hrvWeek.stats(HRV_FIXED_POINT), baseline: hrvBaseline.stats(HRV_FIXED_POINT) },
+        restingHr: {
+          today: isPositive(today?.restingHr) ? today.restingHr : null,
+          baseline: restingHrBaseline.stats(RESTING_HR_FIXED_POINT),
+        },
+        sleep: { secs: finiteOrNull(today?.sleepSecs), sleepScore: finiteOrNull(today?.sleepScore), needSecs },
+        checkIn: {
+          mood: finiteOrNull(today?.mood),
+          fatigue: finiteOrNull(today?.fatigue),
+          soreness: finiteOrNull(today?.soreness),
+          motivation: finiteOrNull(today?.motivation),
+        },
+        load: loadOf(date),
+      }),
+    );
+  }
+  return days;
+}
+
+/**
+ * Count, sum and sum of squares of the integer values in [day + first,
+ * day + last], moved forward one day at a time. Sums of integers below 2^53
+ * are exact, so the result does not depend on where the sliding started.
+ */
+function slidingWindow(values: readonly (number | null)[], first: number, last: number) {
+  let count = 0;
+  let sum = 0;
+  let sumOfSquares = 0;
+  let at: number | undefined;
+  const add = (index: number, sign: 1 | -1) => {
+    const value = values[index];
+    if (value === null || value === undefined) return;
+    count += sign;
+    sum += sign * value;
+    sumOfSquares += sign * value * value;
+  };
+  return {
+    moveTo(day: number): void {
+      if (at === undefined || day !== at + 1) {
+        count = 0;
+        sum = 0;
+        sumOfSquares = 0;
+        for (let index = day + first; index <= day + last; index += 1) add(index, 1);
+      } else {
+        add(day + last, 1);
+        add(at + first, -1);
+      }
+      at = day;
+    },
+    /** Mean and sample SD (n − 1) in the values' own unit. */
+    stats(scale: number): WindowStats {
+      if (count === 0) return { count, mean: null, sd: null };
+      const mean = sum / count / scale;
+      if (count < 2) return { count, mean, sd: null };
+      const variance = Math.max(0, (sumOfSquares - (sum * sum) / count) / (count - 1));
+      return { count, mean, sd: Math.sqrt(variance) / scale };
+    },
+  };
+}
+
+function isPositive(value: number | null | undefined): value is number {
+  return value !== null && value !== undefined && Number.isFinite(value) && value > 0;
+}
+
+function finiteOrNull(value: number | null | undefined): number | null {
+  return value !== null && value !== undefined && Number.isFinite(value) ? value : null;
+}
+
+function clampScore(score: number): number {
+  return Math.min(100, Math.max(0, score));
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+function hours(secs: number): string {
+  return (secs / 3600).toFixed(1);
+}
+
+function oneDecimal(value: number): string {
+  return value.toFixed(1);
+}
+
+const LOCAL_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function assertLocalDate(date: string): void {
+  if (!LOCAL_DATE.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) {
+    throw new RangeError(`not a YYYY-MM-DD date: ${date}`);
+  }
+}

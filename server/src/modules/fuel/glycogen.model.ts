@@ -1,0 +1,436 @@
+/**
+ * # The glycogen model
+ *
+ * A deterministic bookkeeping of an athlete's carbohydrate stores in steps of
+ * 15 minutes. Pure functions only: no database, no clock, no I/O. Every
+ * number the athlete sees can be recomputed from the inputs below and the
+ * constants in glycogen.constants.ts, where each value is given with its
+ * source.
+ *
+ * ## State
+ * Three pools, in grams:
+ * - liver glycogen L, at most 100 g (a fed liver holds about 90–160 g;
+ *   Gonzalez et al. 2016, Am J Physiol Endocrinol Metab 311:E543);
+ * - muscle glycogen M, at most 6 g per kg of body mass (muscle carries most
+ *   of the body's 300–700 g; Areta & Hopkins 2018, Sports Med 48:2091), with
+ *   70 kg assumed when no weight is known;
+ * - the gut pool G: carbohydrate eaten and already released from the food,
+ *   not yet taken up into the blood.
+ * A user's chain starts at 80 % of each ceiling with an empty gut
+ * (`initialState`), a week before the first day asked for, and runs forward.
+ *
+ * ## Food
+ * Each item releases its carbohydrate from the time it was logged along a
+ * triangular rate profile (lag, peak, end per absorption type: gels within an
+ * hour, a mixed meal over three hours, a heavy meal over six). The release in
+ * a step is the exact integral of the triangle over that step (absorption.ts),
+ * so an item never releases more than it holds. Uptake from the gut is capped
+ * at 22.5 g per step, 90 g/h, the most mixed glucose–fructose intake the gut
+ * passes (Jeukendrup 2014, Sports Med 44 Suppl 1:S25); what the cap holds
+ * back stays in G for later steps, it is neither lost nor counted twice.
+ *
+ * ## Demand
+ * - At rest, 1.0 g per step (4 g/h) of net liver glycogen: resting glucose use
+ *   of about 0.11 g/kg/h (Taylor et al. 1996, J Clin Invest 97:126), about
+ *   half of which gluconeogenesis meets when fasted (Rothman et al. 1991,
+ *   Science 254:573).
+ * - During exercise, from power: W = IF × FTP, metabolic kcal/h = 3.6 × W
+ *   (about 24 % gross efficiency), of which a share f(IF) is carbohydrate,
+ *   rising with intensity (Romijn et al. 1993, Am J Physiol 265:E380; van
+ *   Loon et al. 2001, J Physiol 536:295); grams/h = kcal/h × f / 4. Resting
+ *   demand is not added on top while exercising, because the power-based
+ *   figure already counts the whole body's energy (exercise.ts).
+ *
+ * ## One step, in this order
+ * 1. Add the step's release to G; uptake U = min(G, 22.5); G −= U.
+ * 2. Demand D = exercise demand, plus resting demand for the part of the
+ *    step no workout covers.
+ * 3. U covers D first.
+ * 4. Uncovered exercise demand comes 75 % from M and 25 % from L; when one
+ *    store is empty its share comes from the other; when both are empty the
+ *    rest is `deficitG` (a bonk) and both stay at 0. Uncovered resting
+ *    demand comes from L only, since muscle glycogen cannot feed blood
+ *    glucose; when L is empty gluconeogenesis supplies it, reported as
+ *    `gluconeogenesisG` and not as a deficit.
+ * 5. Uptake left over after D is stored 30 % in L and 70 % in M; what one
+ *    store cannot hold goes to the other; what neither can hold is
+ *    `spilledG` (oxidised or converted, not stored).
+ * Faster post-exercise resynthesis (about 1.2 g/kg/h with ample intake;
+ * Jentjens & Jeukendrup 2003, Sports Med 33:117) is not modelled beyond the
+ * uptake cap, the honest limit of a model driven by what was eaten.
+ *
+ * ## Invariants (checked on random inputs in test/unit/glycogen-properties.test.ts)
+ * - Mass balance over any run of steps:
+ *   (L + M + G)_end − (L + M + G)_start = Σ releasedG − Σ (demandG − deficitG
+ *   − gluconeogenesisG) − Σ spilledG. Release counts food as it leaves the
+ *   item; eaten-but-unreleased carbohydrate (an item's pending part) is not
+ *   yet in G, so over a run that ends after every item's release window
+ *   Σ releasedG equals the carbohydrate eaten in the run.
+ * - Cumulative release and uptake never decrease and never exceed what was
+ *   eaten; uptake per step ≤ 22.5 g; 0 ≤ L ≤ L_max and 0 ≤ M ≤ M_max.
+ * - More food never lowers a later L + M; a higher IF or a longer workout
+ *   never raises it; the drain is continuous in IF.
+ * - The order meals are given in does not change any result (they are put in
+ *   a canonical order before summing, so results are bit-for-bit equal).
+ * - Continuing from any step's state gives bit-for-bit the same later steps
+ *   as one run: every quantity of a step depends only on the state entering
+ *   it and on absolute times, never on where the run started.
+ *
+ * ## Conventions the rules above leave open
+ * - Food eaten before `startAt`: only its release from `startAt` on is
+ *   counted. What it released earlier is the caller's to carry in the start
+ *   state (`start.gutG` and the stores), as the stored end of the previous
+ *   day does. Callers pass such items so their tail is not lost.
+ * - A workout covering part of a step demands in proportion to the minutes it
+ *   covers, and resting demand applies to the uncovered minutes. (Dropping
+ *   resting demand for the whole step would make a one-minute longer
+ *   workout lower the drain.)
+ * - In a step that is part rest and part exercise, uptake covers the resting
+ *   part first (blood glucose is what the brain draws on, and otherwise only
+ *   the liver can supply it), then the exercise part; the resting part is
+ *   then taken from L before the exercise part is split between the stores.
+ * - Overlapping exercise periods add their demands; resting demand applies
+ *   only to the minutes none of them covers.
+ * - `startAt` must be on the 15-minute UTC grid. Local midnight is on it in
+ *   every present-day time zone (all offsets are whole quarter hours), and a
+ *   common grid is what lets a stored day's end state start the next day.
+ */
+import {
+  EXERCISE_LIVER_SHARE,
+  LIVER_MAX_G,
+  MUSCLE_MAX_G_PER_KG,
+  START_FILL_FRACTION,
+  STEP_MS,
+  STORAGE_LIVER_SHARE,
+  UPTAKE_CAP_PER_STEP_G,
+} from './glycogen.constants.ts';
+import { activeSteps, releaseBetween, type MealInput } from './absorption.ts';
+import { exerciseCarbohydrateG, type ExerciseInput } from './exercise.ts';
+
+export type { MealInput } from './absorption.ts';
+export type { ExerciseInput } from './exercise.ts';
+
+/** Store ceilings, grams. */
+export interface GlycogenCapacity {
+  readonly liverG: number;
+  readonly muscleG: number;
+}
+
+/** The model's state between steps, grams. */
+export interface GlycogenState {
+  readonly liverG: number;
+  readonly muscleG: number;
+  readonly gutG: number;
+}
+
+export interface GlycogenSimulationInput {
+  readonly capacity: GlycogenCapacity;
+  /** State at `startAt`. */
+  readonly start: GlycogenState;
+  /** Epoch ms, on the 15-minute grid. */
+  readonly startAt: number;
+  /** Number of 15-minute steps to run. */
+  readonly steps: number;
+  /** In any order; items eaten before `startAt` count only with their release from `startAt` on. */
+  readonly meals: readonly MealInput[];
+  /** In any order; may overlap each other and step boundaries. */
+  readonly exercise: readonly ExerciseInput[];
+  /** Resting demand per full step without exercise, grams (RESTING_DEMAND_PER_STEP_G). */
+  readonly restingPerStepG: number;
+}
+
+/** The state at the end of one step and what happened during it, grams. */
+export interface GlycogenPoint {
+  /** End of the step, epoch ms. */
+  readonly atMs: number;
+  readonly liverG: number;
+  readonly muscleG: number;
+  readonly gutG: number;
+  /** Released from food into the gut pool during the step. */
+  readonly releasedG: number;
+  /** Taken up from the gut pool (≤ 22.5). */
+  readonly uptakeG: number;
+  /** Whole demand: exercise plus resting for the minutes without exercise. */
+  readonly demandG: number;
+  /** Exercise part of `demandG`. */
+  readonly exerciseG: number;
+  /** Exercise demand that neither uptake nor the stores could meet. */
+  readonly deficitG: number;
+  /** Resting demand met by gluconeogenesis because the liver was empty. */
+  readonly gluconeogenesisG: number;
+  /** Uptake left after demand that neither store could hold. */
+  readonly spilledG: number;
+}
+
+export interface GlycogenTotals {
+  readonly releasedG: number;
+  readonly uptakeG: number;
+  readonly demandG: number;
+  readonly exerciseG: number;
+  /** Demand met from uptake or stores: demand − deficit − gluconeogenesis. */
+  readonly metG: number;
+  readonly deficitG: number;
+  readonly gluconeogenesisG: number;
+  readonly spilledG: number;
+}
+
+export interface GlycogenSimulation {
+  readonly points: readonly GlycogenPoint[];
+  /** State after the last step (the start state when `steps` is 0). */
+  readonly end: GlycogenState;
+  readonly totals: GlycogenTotals;
+}
+
+/** Store ceilings for a body mass: L_max 100 g, M_max 6 g/kg. */
+export function capacityFor(massKg: number): GlycogenCapacity {
+  if (!(massKg > 0) || !Number.isFinite(massKg)) throw new RangeError(`body mass must be positive, got ${massKg}`);
+  return { liverG: LIVER_MAX_G, muscleG: MUSCLE_MAX_G_PER_KG * massKg };
+}
+
+/** The state a user's chain starts from: 80 % of each ceiling, empty gut. */
+export function initialState(capacity: GlycogenCapacity): GlycogenState {
+  return {
+    liverG: START_FILL_FRACTION * capacity.liverG,
+    muscleG: START_FILL_FRACTION * capacity.muscleG,
+    gutG: 0,
+  };
+}
+
+/** (L + M) / (L_max + M_max), as a percentage 0–100. The gut pool is not counted: it is not stored yet. */
+export function percentOf(state: Pick<GlycogenState, 'liverG' | 'muscleG'>, capacity: GlycogenCapacity): number {
+  return (100 * (state.liverG + state.muscleG)) / (capacity.liverG + capacity.muscleG);
+}
+
+/** Runs the model step by step; see the description at the top of this file. */
+export function simulateGlycogen(input: GlycogenSimulationInput): GlycogenSimulation {
+  validateInput(input);
+  const { capacity, startAt, steps } = input;
+  const releasedPerStep = gutReleasePerStep(input);
+  const { exercisePerStep, coveredMsPerStep } = exercisePerStepG(input);
+
+  let liver = input.start.liverG;
+  let muscle = input.start.muscleG;
+  let gut = input.start.gutG;
+  const points: GlycogenPoint[] = [];
+  const totals = {
+    releasedG: 0,
+    uptakeG: 0,
+    demandG: 0,
+    exerciseG: 0,
+    metG: 0,
+    deficitG: 0,
+    gluconeogenesisG: 0,
+    spilledG: 0,
+  };
+
+  for (let k = 0; k < steps; k += 1) {
+    // 1. Release into the gut, then uptake up to the cap; the rest waits in G.
+    const releasedG = releasedPerStep[k] as number;
+    gut += releasedG;
+    const uptakeG = Math.min(gut, UPTAKE_CAP_PER_STEP_G);
+    gut -= uptakeG;
+
+    // 2. Demand: exercise, and resting demand for the minutes no workout covers.
+    const exerciseG = exercisePerStep[k] as number;
+    const restingG = (input.restingPerStepG * (STEP_MS - (coveredMsPerStep[k] as number))) / STEP_MS;
+    const demandG = exerciseG + restingG;
+
+    // 3. Uptake covers demand first: the resting part, then the exercise part.
+    const restingFromUptake = Math.min(uptakeG, restingG);
+    const exerciseFromUptake = Math.min(uptakeG - restingFromUptake, exerciseG);
+    const leftover = uptakeG - restingFromUptake - exerciseFromUptake;
+
+    // 4a. Uncovered resting demand from the liver only; gluconeogenesis when it is empty.
+    const restingUncovered = restingG - restingFromUptake;
+    const fromLiver = Math.min(restingUncovered, liver);
+    liver = fromLiver === liver ? 0 : liver - fromLiver;
+    const gluconeogenesisG = restingUncovered - fromLiver;
+
+    // 4b. Uncovered exercise demand, 75 % muscle / 25 % liver with spill-over.
+    const drained = drainStores(liver, muscle, exerciseG - exerciseFromUptake);
+    liver = drained.liverG;
+    muscle = drained.muscleG;
+
+    // 5. Leftover uptake stored 30 % liver / 70 % muscle with overflow.
+    const stored = storeUptake(liver, muscle, leftover, capacity);
+    liver = stored.liverG;
+    muscle = stored.muscleG;
+
+    points.push({
+      atMs: startAt + (k + 1) * STEP_MS,
+      liverG: liver,
+      muscleG: muscle,
+      gutG: gut,
+      releasedG,
+      uptakeG,
+      demandG,
+      exerciseG,
+      deficitG: drained.deficitG,
+      gluconeogenesisG,
+      spilledG: stored.spilledG,
+    });
+    totals.releasedG += releasedG;
+    totals.uptakeG += uptakeG;
+    totals.demandG += demandG;
+    totals.exerciseG += exerciseG;
+    totals.metG += demandG - drained.deficitG - gluconeogenesisG;
+    totals.deficitG += drained.deficitG;
+    totals.gluconeogenesisG += gluconeogenesisG;
+    totals.spilledG += stored.spilledG;
+  }
+
+  return { points, end: { liverG: liver, muscleG: muscle, gutG: gut }, totals };
+}
+
+/**
+ * Takes `grams` from the stores, EXERCISE_LIVER_SHARE from the liver and the
+ * rest from muscle; a store that runs out passes its remaining share to the
+ * other; what neither has is the deficit.
+ */
+function drainStores(
+  liverG: number,
+  muscleG: number,
+  grams: number,
+): { liverG: number; muscleG: number; deficitG: number } {
+  if (grams <= 0) return { liverG, muscleG, deficitG: 0 };
+  const wantLiver = grams * EXERCISE_LIVER_SHARE;
+  const wantMuscle = grams - wantLiver;
+  const takeLiver = Math.min(wantLiver, liverG);
+  const takeMuscle = Math.min(wantMuscle, muscleG);
+  const liverShort = wantLiver - takeLiver;
+  const muscleShort = wantMuscle - takeMuscle;
+  const extraFromLiver = Math.min(muscleShort, liverG - takeLiver);
+  const extraFromMuscle = Math.min(liverShort, muscleG - takeMuscle);
+  const liverTaken = takeLiver + extraFromLiver;
+  const muscleTaken = takeMuscle + extraFromMuscle;
+  return {
+    // Exact zero when a store is emptied, so rounding never leaves −1e-15.
+    liverG: liverTaken >= liverG ? 0 : liverG - liverTaken,
+    muscleG: muscleTaken >= muscleG ? 0 : muscleG - muscleTaken,
+    deficitG: liverShort - extraFromMuscle + (muscleShort - extraFromLiver),
+  };
+}
+
+/**
+ * Stores `grams`, STORAGE_LIVER_SHARE to the liver and the rest to muscle;
+ * what one store cannot hold goes to the other; what neither can hold is
+ * spilled.
+ */
+function storeUptake(
+  liverG: number,
+  muscleG: number,
+  grams: number,
+  capacity: GlycogenCapacity,
+): { liverG: number; muscleG: number; spilledG: number } {
+  if (grams <= 0) return { liverG, muscleG, spilledG: 0 };
+  const roomLiver = capacity.liverG - liverG;
+  const roomMuscle = capacity.muscleG - muscleG;
+  const wantLiver = grams * STORAGE_LIVER_SHARE;
+  const wantMuscle = grams - wantLiver;
+  const putLiver = Math.min(wantLiver, roomLiver);
+  const putMuscle = Math.min(wantMuscle, roomMuscle);
+  const liverOverflow = wantLiver - putLiver;
+  const muscleOverflow = wantMuscle - putMuscle;
+  const extraToLiver = Math.min(muscleOverflow, roomLiver - putLiver);
+  const extraToMuscle = Math.min(liverOverflow, roomMuscle - putMuscle);
+  const liverAdded = putLiver + extraToLiver;
+  const muscleAdded = putMuscle + extraToMuscle;
+  return {
+    // Exactly at the ceiling when filled, so rounding never overshoots it.
+    liverG: liverAdded >= roomLiver ? capacity.liverG : liverG + liverAdded,
+    muscleG: muscleAdded >= roomMuscle ? capacity.muscleG : muscleG + muscleAdded,
+    spilledG: liverOverflow - extraToMuscle + (muscleOverflow - extraToLiver),
+  };
+}
+
+/** Canonical order for summing, so the order meals were logged in cannot change a bit of the result. */
+function compareMeals(a: MealInput, b: MealInput): number {
+  return (
+    a.atMs - b.atMs ||
+    a.carbsG - b.carbsG ||
+    (a.absorptionType < b.absorptionType ? -1 : a.absorptionType > b.absorptionType ? 1 : 0)
+  );
+}
+
+function compareExercise(a: ExerciseInput, b: ExerciseInput): number {
+  return a.startMs - b.startMs || a.endMs - b.endMs || a.intensityFactor - b.intensityFactor || a.ftpWatts - b.ftpWatts;
+}
+
+/** Grams released into the gut in each step, summed over meals in canonical order. */
+function gutReleasePerStep(input: GlycogenSimulationInput): number[] {
+  const released = new Array<number>(input.steps).fill(0);
+  for (const meal of [...input.meals].sort(compareMeals)) {
+    const { first, last } = activeSteps(meal, input.startAt, input.steps);
+    for (let k = first; k <= last; k += 1) {
+      const stepStart = input.startAt + k * STEP_MS;
+      released[k] = (released[k] as number) + releaseBetween(meal, stepStart, stepStart + STEP_MS);
+    }
+  }
+  return released;
+}
+
+/**
+ * Exercise demand per step (summed over periods in canonical order) and the
+ * milliseconds of each step covered by at least one period.
+ */
+function exercisePerStepG(input: GlycogenSimulationInput): {
+  exercisePerStep: number[];
+  coveredMsPerStep: number[];
+} {
+  const { startAt, steps } = input;
+  const exercisePerStep = new Array<number>(steps).fill(0);
+  const coveredMsPerStep = new Array<number>(steps).fill(0);
+  // Periods come in order of start, so the union of their coverage in a step
+  // grows by whatever part of each lies past the furthest end seen so far.
+  const coveredUntil = new Array<number>(steps).fill(-Infinity);
+  for (const period of [...input.exercise].sort(compareExercise)) {
+    const first = Math.max(0, Math.floor((period.startMs - startAt) / STEP_MS));
+    const last = Math.min(steps - 1, Math.ceil((period.endMs - startAt) / STEP_MS) - 1);
+    for (let k = first; k <= last; k += 1) {
+      const stepStart = startAt + k * STEP_MS;
+      const from = Math.max(period.startMs, stepStart);
+      const to = Math.min(period.endMs, stepStart + STEP_MS);
+      if (to <= from) continue;
+      exercisePerStep[k] =
+        (exercisePerStep[k] as number) +
+        exerciseCarbohydrateG(period.intensityFactor, period.ftpWatts, (to - from) / 60_000);
+      const until = coveredUntil[k] as number;
+      coveredMsPerStep[k] = (coveredMsPerStep[k] as number) + Math.max(0, to - Math.max(from, until));
+      coveredUntil[k] = Math.max(until, to);
+    }
+  }
+  return { exercisePerStep, coveredMsPerStep };
+}
+
+function validateInput(input: GlycogenSimulationInput): void {
+  const { capacity, start, startAt, steps } = input;
+  const nonNegative = (value: number): boolean => Number.isFinite(value) && value >= 0;
+  if (!(capacity.liverG > 0) || !(capacity.muscleG > 0) || !Number.isFinite(capacity.liverG + capacity.muscleG)) {
+    throw new RangeError('capacities must be positive');
+  }
+  if (!nonNegative(start.liverG) || start.liverG > capacity.liverG) throw new RangeError('start.liverG out of range');
+  if (!nonNegative(start.muscleG) || start.muscleG > capacity.muscleG) {
+    throw new RangeError('start.muscleG out of range');
+  }
+  if (!nonNegative(start.gutG)) throw new RangeError('start.gutG must be ≥ 0');
+  if (!Number.isSafeInteger(startAt) || startAt % STEP_MS !== 0) {
+    throw new RangeError('startAt must be an epoch ms on the 15-minute grid');
+  }
+  if (!Number.isSafeInteger(steps) || steps < 0) throw new RangeError('steps must be a whole number ≥ 0');
+  if (!nonNegative(input.restingPerStepG)) throw new RangeError('restingPerStepG must be ≥ 0');
+  for (const meal of input.meals) {
+    if (!Number.isFinite(meal.atMs) || !nonNegative(meal.carbsG)) throw new RangeError('invalid meal');
+  }
+  for (const period of input.exercise) {
+    if (
+      !Number.isFinite(period.startMs) ||
+      !Number.isFinite(period.endMs) ||
+      period.endMs < period.startMs ||
+      !nonNegative(period.intensityFactor) ||
+      !(period.ftpWatts > 0) ||
+      !Number.isFinite(period.ftpWatts)
+    ) {
+      throw new RangeError('invalid exercise period');
+    }
+  }
+}

@@ -1,0 +1,470 @@
+/**
+ * The glycogen model's worked examples and the tests that make a peer's bugs
+ * impossible here (each `describe` names the bug it guards against). Common
+ * setting of the worked examples: 70 kg, FTP 250 W, L = 80 g and M = 336 g at
+ * the start, tolerance ±0.01 g.
+ */
+import { describe, expect, it } from 'vitest';
+import { releaseBetween, releasedFraction, releasePerStep } from '../../server/src/modules/fuel/absorption.ts';
+import {
+  carbohydrateShare,
+  exerciseCarbohydrateG,
+  exerciseCarbohydratePerHourG,
+  exerciseFromBlocks,
+  intensityFromTrainingStress,
+  plannedWorkoutIntensity,
+  stepIntensityFactor,
+} from '../../server/src/modules/fuel/exercise.ts';
+import {
+  ABSORPTION_PROFILES,
+  CARBOHYDRATE_SHARE_POINTS,
+  RESTING_DEMAND_PER_STEP_G,
+  STEP_MS,
+  type AbsorptionType,
+} from '../../server/src/modules/fuel/glycogen.constants.ts';
+import {
+  capacityFor,
+  initialState,
+  percentOf,
+  simulateGlycogen,
+  type GlycogenSimulationInput,
+} from '../../server/src/modules/fuel/glycogen.model.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+/** 2025-03-10 00:00 UTC, on the 15-minute grid. */
+const DAY = Date.UTC(2025, 2, 10);
+const at = (hours: number, minutes = 0): number => DAY + hours * HOUR + minutes * MINUTE;
+const TYPES = Object.keys(ABSORPTION_PROFILES) as AbsorptionType[];
+const G = 0.01;
+
+function example(overrides: Partial<GlycogenSimulationInput>): GlycogenSimulationInput {
+  return {
+    capacity: capacityFor(70),
+    start: { liverG: 80, muscleG: 336, gutG: 0 },
+    startAt: at(7),
+    steps: 4,
+    meals: [],
+    exercise: [],
+    restingPerStepG: RESTING_DEMAND_PER_STEP_G,
+    ...overrides,
+  };
+}
+
+describe('capacities and start state', () => {
+  it('holds 100 g in the liver and 6 g/kg in muscle, and starts at 80 % with an empty gut', () => {
+    const capacity = capacityFor(70);
+    expect(capacity).toEqual({ liverG: 100, muscleG: 420 });
+    expect(initialState(capacity)).toEqual({ liverG: 80, muscleG: 336, gutG: 0 });
+    expect(percentOf(initialState(capacity), capacity)).toBeCloseTo(80, 9);
+    expect(capacityFor(55).muscleG).toBe(330);
+  });
+});
+
+describe('worked example A: 60 g RAPID at 07:00, resting', () => {
+  const run = simulateGlycogen(
+    example({ meals: [{ atMs: at(7), carbsG: 60, absorptionType: 'RAPID' }], startAt: at(7), steps: 4 }),
+  );
+
+  it('releases 15, 25, 15 and 5 g in the four steps', () => {
+    const released = run.points.map((point) => point.releasedG);
+    [15, 25, 15, 5].forEach((grams, k) => expect(released[k]).toBeCloseTo(grams, 9));
+  });
+
+  it('takes up 15, 22.5, 17.5 and 5 g: the cap holds 2.5 g back one step and nothing is lost', () => {
+    const uptake = run.points.map((point) => point.uptakeG);
+    [15, 22.5, 17.5, 5].forEach((grams, k) => expect(uptake[k]).toBeCloseTo(grams, 9));
+    expect(run.points[1]?.gutG).toBeCloseTo(2.5, 9);
+    expect((run.points[0]?.uptakeG ?? 0) + (run.points[1]?.uptakeG ?? 0)).toBeCloseTo(37.5, 9);
+    expect(run.totals.uptakeG).toBeCloseTo(60, 9);
+  });
+
+  it('covers the 4 g resting demand from uptake and stores 16.8 g in L and 39.2 g in M by 08:00', () => {
+    const end = run.points[3];
+    expect(end?.atMs).toBe(at(8));
+    expect(run.totals.demandG).toBeCloseTo(4, 9);
+    expect(end?.liverG).toBeCloseTo(96.8, 2);
+    expect(end?.muscleG).toBeCloseTo(375.2, 2);
+    expect(end?.gutG).toBeCloseTo(0, 9);
+    expect(Math.abs((end?.liverG ?? 0) + (end?.muscleG ?? 0) - 472)).toBeLessThan(G);
+    expect(percentOf(run.end, capacityFor(70))).toBeCloseTo(90.77, 2);
+    expect(run.totals.spilledG).toBe(0);
+  });
+});
+
+describe('worked example B: overnight fast 22:00–06:00', () => {
+  it('takes 4 g/h from the liver only: L 48, M 336', () => {
+    const run = simulateGlycogen(example({ startAt: at(-2), steps: 32 }));
+    expect(run.points.at(-1)?.atMs).toBe(at(6));
+    expect(Math.abs(run.end.liverG - 48)).toBeLessThan(G);
+    expect(run.end.muscleG).toBe(336);
+    expect(run.totals.gluconeogenesisG).toBe(0);
+  });
+});
+
+describe('worked example C: 1 h ride at 75 % FTP (187.5 W), no intake (guards the 100× planned energy bug)', () => {
+  const run = simulateGlycogen(
+    example({ exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 250 }] }),
+  );
+
+  it('burns 675 kcal/h at a carbohydrate share of 0.65: 109.6875 g', () => {
+    expect(carbohydrateShare(0.75)).toBeCloseTo(0.65, 12);
+    expect(exerciseCarbohydratePerHourG(0.75, 250)).toBeCloseTo(109.6875, 9);
+    expect(run.totals.exerciseG).toBeCloseTo(109.6875, 9);
+    // No resting demand on top of the exercise demand.
+    expect(run.totals.demandG).toBeCloseTo(109.6875, 9);
+  });
+
+  it('takes 75 % from muscle and 25 % from liver: M 253.734375, L 52.578125', () => {
+    expect(Math.abs(run.end.muscleG - 253.734375)).toBeLessThan(G);
+    expect(Math.abs(run.end.liverG - 52.578125)).toBeLessThan(G);
+  });
+
+  it('depends on power and body mass: half the FTP halves the drain, and a lighter rider empties sooner', () => {
+    expect(exerciseCarbohydratePerHourG(0.75, 125)).toBeCloseTo(109.6875 / 2, 9);
+    // duration × IF × 60 "kJ" would be 45 here, and ×1000 as joules; the model's figure is neither.
+    expect(exerciseCarbohydratePerHourG(0.75, 250)).not.toBeCloseTo(60 * 0.75 * 1000, 0);
+    const light = simulateGlycogen(
+      example({
+        capacity: capacityFor(50),
+        start: initialState(capacityFor(50)),
+        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 150 }],
+      }),
+    );
+    expect(light.totals.exerciseG).toBeCloseTo(109.6875 * (150 / 250), 9);
+  });
+});
+
+describe('absorption types (guards "absorption type ignored")', () => {
+  const curve = (type: AbsorptionType): number[] =>
+    releasePerStep({ atMs: at(7), carbsG: 60, absorptionType: type }, at(7), 26);
+
+  it('gives every type its own release curve', () => {
+    for (const a of TYPES) {
+      for (const b of TYPES) {
+        if (a !== b) expect(curve(a)).not.toEqual(curve(b));
+      }
+    }
+  });
+
+  it.each(TYPES)(
+    '%s follows its table row: nothing before the lag, the peak share by the peak, all by the end',
+    (type) => {
+      const { lagMin, peakMin, endMin } = ABSORPTION_PROFILES[type];
+      const meal = { atMs: at(7), carbsG: 60, absorptionType: type };
+      expect(releaseBetween(meal, at(7), at(7) + lagMin * MINUTE)).toBe(0);
+      // A triangle with its apex at p holds (p − a) / (e − a) of its area before p.
+      expect(releaseBetween(meal, at(7), at(7) + peakMin * MINUTE)).toBeCloseTo(
+        (60 * (peakMin - lagMin)) / (endMin - lagMin),
+        9,
+      );
+      expect(releaseBetween(meal, at(7), at(7) + endMin * MINUTE)).toBeCloseTo(60, 9);
+      expect(releaseBetween(meal, at(7) + endMin * MINUTE, at(12))).toBe(0);
+      // The rate peaks at p: the minute before p releases more than any minute well before or after it.
+      const minute = (m: number): number => releaseBetween(meal, at(7) + m * MINUTE, at(7) + (m + 1) * MINUTE);
+      expect(minute(peakMin - 1)).toBeGreaterThan(minute(lagMin + 1));
+      expect(minute(peakMin)).toBeGreaterThan(minute(endMin - 2));
+    },
+  );
+
+  it('shows a gel well under way at 20 minutes, and a mixed meal barely started', () => {
+    const gel = { atMs: at(7), carbsG: 60, absorptionType: 'RAPID' as const };
+    const meal = { atMs: at(7), carbsG: 60, absorptionType: 'BALANCED' as const };
+    expect(releaseBetween(gel, at(7), at(7, 20))).toBeGreaterThan(20);
+    expect(releaseBetween(meal, at(7), at(7, 20))).toBeLessThan(1);
+  });
+
+  it('releases from the minute eaten, not the step boundary (an item logged at 07:07)', () => {
+    const released = releasePerStep({ atMs: at(7, 7), carbsG: 60, absorptionType: 'RAPID' }, at(7), 6);
+    // 8 minutes of a RAPID item by 07:15: 60 × 8² / (15 × 60).
+    expect(released[0]).toBeCloseTo((60 * 64) / 900, 9);
+    expect(released.reduce((sum, grams) => sum + grams, 0)).toBeCloseTo(60, 9);
+    expect(released[5]).toBe(0);
+  });
+});
+
+describe('exact integration (guards "absorption by a midpoint rule": 92 g absorbed from 60 g)', () => {
+  it.each(TYPES)('%s: cumulative release of a 60 g item never exceeds 60 g, at any offset', (type) => {
+    for (const offsetMin of [0, 1, 7, 14.5, 22]) {
+      const released = releasePerStep(
+        { atMs: at(7) + offsetMin * MINUTE, carbsG: 60, absorptionType: type },
+        at(7),
+        30,
+      );
+      let cumulative = 0;
+      for (const grams of released) {
+        expect(grams).toBeGreaterThanOrEqual(0);
+        cumulative += grams;
+        expect(cumulative).toBeLessThanOrEqual(60 + 1e-9);
+      }
+      expect(cumulative).toBeCloseTo(60, 9);
+    }
+  });
+
+  it('matches the closed form of the triangle at every minute', () => {
+    const profile = ABSORPTION_PROFILES.BALANCED;
+    expect(releasedFraction(profile, 15)).toBe(0);
+    expect(releasedFraction(profile, 60)).toBeCloseTo(45 / 165, 12);
+    expect(releasedFraction(profile, 120)).toBeCloseTo(1 - 60 ** 2 / (120 * 165), 12);
+    expect(releasedFraction(profile, 180)).toBe(1);
+  });
+});
+
+describe('uptake cap (guards "carbohydrate held back by the cap was discarded")', () => {
+  it('carries 100 g of gels past the 22.5 g cap into later steps, all of it taken up and accounted for', () => {
+    const run = simulateGlycogen(
+      example({ meals: [{ atMs: at(7), carbsG: 100, absorptionType: 'RAPID' }], steps: 12 }),
+    );
+    for (const point of run.points) expect(point.uptakeG).toBeLessThanOrEqual(22.5);
+    expect(run.points[1]?.uptakeG).toBe(22.5);
+    expect(run.points[1]?.gutG).toBeGreaterThan(0);
+    expect(run.totals.uptakeG).toBeCloseTo(100, 9);
+    expect(run.end.gutG).toBeCloseTo(0, 9);
+    const stored = run.end.liverG + run.end.muscleG - (80 + 336);
+    expect(stored).toBeCloseTo(100 - run.totals.metG - run.totals.spilledG, 9);
+    expect(run.totals.spilledG).toBe(0);
+  });
+
+  it('spills what neither store can hold, and only that', () => {
+    const run = simulateGlycogen(
+      example({
+        start: { liverG: 99, muscleG: 419, gutG: 0 },
+        meals: [{ atMs: at(7), carbsG: 60, absorptionType: 'RAPID' }],
+      }),
+    );
+    expect(run.end.liverG).toBe(100);
+    expect(run.end.muscleG).toBe(420);
+    // 60 g taken up, 4 g resting demand, 2 g of room.
+    expect(run.totals.spilledG).toBeCloseTo(60 - 4 - 2, 9);
+  });
+});
+
+describe('continuity in IF (guards "the drain jumped 64 % across IF 0.9")', () => {
+  it('passes through every breakpoint and is 1.0 above the last', () => {
+    for (const [x, y] of CARBOHYDRATE_SHARE_POINTS) expect(carbohydrateShare(x)).toBeCloseTo(y, 12);
+    expect(carbohydrateShare(1.2)).toBe(1);
+    expect(carbohydrateShare(0.8)).toBeCloseTo(0.65 + (0.2 * 0.05) / 0.15, 12);
+  });
+
+  it.each([0.5, 0.75, 0.9, 1.05])('has no jump at IF %s', (x) => {
+    const eps = 1e-7;
+    expect(Math.abs(carbohydrateShare(x + eps) - carbohydrateShare(x - eps))).toBeLessThan(1e-5);
+    const below = exerciseCarbohydratePerHourG(x - eps, 250);
+    const above = exerciseCarbohydratePerHourG(x + eps, 250);
+    expect(Math.abs(above - below) / below).toBeLessThan(1e-5);
+  });
+
+  it('rises steadily across IF 0.85–0.95: no 1 % step of IF changes the drain by more than 4 %', () => {
+    for (let i = 0; i < 10; i += 1) {
+      const x = 0.85 + i * 0.01;
+      const ratio = exerciseCarbohydratePerHourG(x + 0.01, 250) / exerciseCarbohydratePerHourG(x, 250);
+      expect(ratio).toBeGreaterThan(1);
+      expect(ratio).toBeLessThan(1.04);
+    }
+  });
+});
+
+describe('no glycogen from nothing (guards "a safety floor created glycogen overnight")', () => {
+  it('lets the liver run to 0 overnight and covers the rest by gluconeogenesis, never raising L + M', () => {
+    const run = simulateGlycogen(example({ start: { liverG: 3, muscleG: 20, gutG: 0 }, startAt: at(-2), steps: 32 }));
+    let previous = 3 + 20;
+    for (const point of run.points) {
+      expect(point.uptakeG).toBe(0);
+      expect(point.liverG + point.muscleG).toBeLessThanOrEqual(previous);
+      previous = point.liverG + point.muscleG;
+    }
+    expect(run.end.liverG).toBe(0);
+    expect(run.end.muscleG).toBe(20);
+    expect(run.totals.gluconeogenesisG).toBeCloseTo(32 - 3, 9);
+    expect(run.totals.deficitG).toBe(0);
+  });
+
+  it('reports a bonk as a deficit with both stores at 0, not as negative stores', () => {
+    const run = simulateGlycogen(
+      example({
+        start: { liverG: 5, muscleG: 10, gutG: 0 },
+        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 250 }],
+      }),
+    );
+    expect(run.end.liverG).toBe(0);
+    expect(run.end.muscleG).toBe(0);
+    expect(run.totals.deficitG).toBeCloseTo(109.6875 - 15, 9);
+  });
+
+  it('passes an empty store’s share of the exercise drain to the other store', () => {
+    const run = simulateGlycogen(
+      example({
+        start: { liverG: 0, muscleG: 300, gutG: 0 },
+        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 250 }],
+      }),
+    );
+    expect(run.end.muscleG).toBeCloseTo(300 - 109.6875, 9);
+    expect(run.totals.deficitG).toBe(0);
+  });
+});
+
+describe('exercise demand within a step', () => {
+  it('charges a workout covering 7 of 15 minutes 7/15 of a full step, plus resting demand for the other 8', () => {
+    const run = simulateGlycogen(
+      example({ exercise: [{ startMs: at(7, 8), endMs: at(7, 15), intensityFactor: 0.75, ftpWatts: 250 }], steps: 1 }),
+    );
+    const point = run.points[0];
+    expect(point?.exerciseG).toBeCloseTo(exerciseCarbohydrateG(0.75, 250, 7), 12);
+    expect(point?.exerciseG).toBeCloseTo(109.6875 * (7 / 60), 12);
+    expect(point?.demandG).toBeCloseTo(109.6875 * (7 / 60) + 8 / 15, 12);
+  });
+
+  it('does not charge resting demand twice where workouts overlap', () => {
+    const run = simulateGlycogen(
+      example({
+        exercise: [
+          { startMs: at(7), endMs: at(7, 10), intensityFactor: 0.5, ftpWatts: 200 },
+          { startMs: at(7, 5), endMs: at(7, 12), intensityFactor: 0.5, ftpWatts: 200 },
+        ],
+        steps: 1,
+      }),
+    );
+    expect(run.points[0]?.demandG).toBeCloseTo(exerciseCarbohydrateG(0.5, 200, 17) + 3 / 15, 12);
+  });
+
+  it('never lowers the drain when a workout runs a minute longer into a new step, even at a very easy effort', () => {
+    const storedAfter = (extraMinutes: number): number => {
+      const run = simulateGlycogen(
+        example({
+          exercise: [{ startMs: at(7), endMs: at(8, extraMinutes), intensityFactor: 0.3, ftpWatts: 150 }],
+          steps: 6,
+        }),
+      );
+      return run.end.liverG + run.end.muscleG;
+    };
+    for (let minutes = 0; minutes < 30; minutes += 1) {
+      expect(storedAfter(minutes + 1)).toBeLessThan(storedAfter(minutes));
+    }
+  });
+
+  it('rejects a start off the 15-minute grid', () => {
+    expect(() => simulateGlycogen(example({ startAt: at(7, 7) }))).toThrow(RangeError);
+  });
+});
+
+describe('planned workout intensity', () => {
+  it('reads a power step at the middle of its range, a heart-rate zone from the zone table, pace from the sport', () => {
+    expect(stepIntensityFactor({ type: 'power', minPercentFtp: 88, maxPercentFtp: 94 }, 'ride')).toBeCloseTo(0.91, 12);
+    expect([1, 2, 3, 4, 5].map((zone) => stepIntensityFactor({ type: 'heartRateZone', zone }, 'run'))).toEqual([
+      0.55, 0.7, 0.82, 0.95, 1.1,
+    ]);
+    expect(stepIntensityFactor({ type: 'pace', minSecsPerKm: 240, maxSecsPerKm: 260 }, 'run')).toBe(0.75);
+    expect(stepIntensityFactor(undefined, 'swim')).toBe(0.7);
+  });
+
+  it('takes IF from planned stress: 100 TSS in one hour is IF 1.0, 72 TSS in two hours is IF 0.6', () => {
+    expect(intensityFromTrainingStress(100, 3600)).toBeCloseTo(1, 12);
+    expect(intensityFromTrainingStress(72, 7200)).toBeCloseTo(0.6, 12);
+    expect(intensityFromTrainingStress(50, 0)).toBeNull();
+  });
+
+  it('prefers the structure, then the planned stress, then the sport', () => {
+    const structure = {
+      steps: [
+        { type: 'warmup' as const, duration: { type: 'time' as const, secs: 600 } },
+        {
+          type: 'interval' as const,
+          repeat: 3,
+          steps: [
+            {
+              type: 'work' as const,
+              duration: { type: 'time' as const, secs: 300 },
+              target: { type: 'power' as const, minPercentFtp: 100, maxPercentFtp: 110 },
+            },
+            {
+              type: 'recovery' as const,
+              duration: { type: 'time' as const, secs: 180 },
+              target: { type: 'heartRateZone' as const, zone: 1 },
+            },
+          ],
+        },
+      ],
+    };
+    const fromStructure = plannedWorkoutIntensity({ sport: 'ride', durationSecs: 3600, trainingStress: 80, structure });
+    expect(fromStructure?.source).toBe('structure');
+    expect(fromStructure?.blocks.map((block) => block.intensityFactor)).toEqual([
+      0.65, 1.05, 0.55, 1.05, 0.55, 1.05, 0.55,
+    ]);
+    expect(fromStructure?.blocks.reduce((sum, block) => sum + block.durationSecs, 0)).toBe(600 + 3 * 480);
+
+    const fromStress = plannedWorkoutIntensity({
+      sport: 'ride',
+      durationSecs: 7200,
+      trainingStress: 72,
+      structure: null,
+    });
+    expect(fromStress).toEqual({
+      blocks: [{ durationSecs: 7200, intensityFactor: expect.closeTo(0.6, 12) }],
+      source: 'training_stress',
+    });
+
+    expect(
+      plannedWorkoutIntensity({ sport: 'run', durationSecs: 1800, trainingStress: null, structure: null }),
+    ).toEqual({
+      blocks: [{ durationSecs: 1800, intensityFactor: 0.75 }],
+      source: 'sport',
+    });
+    expect(
+      plannedWorkoutIntensity({ sport: 'run', durationSecs: null, trainingStress: 50, structure: null }),
+    ).toBeNull();
+  });
+
+  it('times distance steps by the middle of their pace range, and gives up on the structure without one', () => {
+    const paced = {
+      steps: [
+        {
+          type: 'steady' as const,
+          duration: { type: 'distance' as const, meters: 5000 },
+          target: { type: 'pace' as const, minSecsPerKm: 290, maxSecsPerKm: 310 },
+        },
+        {
+          type: 'work' as const,
+          duration: { type: 'time' as const, secs: 600 },
+          target: { type: 'heartRateZone' as const, zone: 4 },
+        },
+      ],
+    };
+    expect(
+      plannedWorkoutIntensity({ sport: 'run', durationSecs: null, trainingStress: null, structure: paced }),
+    ).toEqual({
+      blocks: [
+        { durationSecs: 1500, intensityFactor: 0.75 },
+        { durationSecs: 600, intensityFactor: 0.95 },
+      ],
+      source: 'structure',
+    });
+    const untimed = {
+      steps: [
+        {
+          type: 'work' as const,
+          duration: { type: 'distance' as const, meters: 3000 },
+          target: { type: 'heartRateZone' as const, zone: 4 },
+        },
+      ],
+    };
+    expect(
+      plannedWorkoutIntensity({ sport: 'run', durationSecs: 1800, trainingStress: null, structure: untimed })?.source,
+    ).toBe('sport');
+  });
+
+  it('lays blocks end to end as exercise periods', () => {
+    const periods = exerciseFromBlocks(
+      at(7),
+      [
+        { durationSecs: 600, intensityFactor: 0.6 },
+        { durationSecs: 300.5, intensityFactor: 1.0 },
+      ],
+      250,
+    );
+    expect(periods).toEqual([
+      { startMs: at(7), endMs: at(7, 10), intensityFactor: 0.6, ftpWatts: 250 },
+      { startMs: at(7, 10), endMs: at(7, 10) + 300_500, intensityFactor: 1.0, ftpWatts: 250 },
+    ]);
+    expect(STEP_MS).toBe(15 * MINUTE);
+  });
+});
