@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { adminContract } from './admin.ts';
+import { analyticsContract, fuelContract } from './analytics.ts';
 import { reportsContract } from './reports.ts';
 import { nutritionContract } from './nutrition.ts';
 import { plannedWorkoutsContract } from './planned-workouts.ts';
@@ -9,6 +10,7 @@ import { webhooksContract, developerWebhooksContract } from './webhooks.ts';
 import { workoutsContract } from './workouts.ts';
 
 export * from './admin.ts';
+export * from './analytics.ts';
 export * from './common.ts';
 export * from './jobs.ts';
 export * from './mcp.ts';
@@ -31,6 +33,8 @@ export const contract = c.router({
   plannedWorkouts: plannedWorkoutsContract,
   workouts: workoutsContract,
   reports: reportsContract,
+  analytics: analyticsContract,
+  fuel: fuelContract,
   admin: adminContract,
   webhooks: webhooksContract,
   developer: developerWebhooksContract,

@@ -12,6 +12,7 @@ import { jobHandlers } from './queue/handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
 import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
+import { startRecomputeWorkers } from './modules/analytics/recompute.worker.ts';
 import { checkMcpManifest } from './mcp/manifest.ts';
 import { McpExecutionRecorder } from './modules/mcp-audit/mcp-audit.service.ts';
 
@@ -57,11 +58,12 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     if (runsWorkers) {
       await startWorkers(
         boss,
-        jobHandlers({ db: database.db, webhookRetentionDays: config.webhooks.retentionDays }),
+        jobHandlers({ db: database.db, boss, webhookRetentionDays: config.webhooks.retentionDays }),
         logger,
       );
       await startWebhookWorkers(boss, { db: database.db, logger });
       await startAsyncJobWorkers(boss, { db: database.db, config, logger });
+      await startRecomputeWorkers(boss, { db: database.db, logger });
       await installSchedules(boss);
     }
   } catch (error) {

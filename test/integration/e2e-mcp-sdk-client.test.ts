@@ -242,6 +242,31 @@ describe('an assistant on the MCP SDK client', () => {
     expect(withSteps.timeOfDay).toBe('18:00');
     expect(withSteps.structure?.steps.some((step) => step.label?.includes('W)'))).toBe(true); // watts from FTP 260
 
+    // Derived data, recomputed in the background after the writes above.
+    await vi.waitFor(
+      async () =>
+        expect(
+          await server.db
+            .selectFrom('analyticsRecomputeRequests')
+            .select('userId')
+            .where('userId', '=', athlete.id)
+            .execute(),
+        ).toEqual([]),
+      { timeout: 15_000, interval: 50 },
+    );
+    const load = await use<{ items: { date: string; tss: number }[] }>('get_training_load', {
+      from: uploaded.localDate,
+      to: uploaded.localDate,
+    });
+    expect(load.items[0]?.tss).toBeGreaterThan(0);
+    expect(
+      (await use<{ items: { date: string }[] }>('get_recovery', { from: now.date, to: now.date })).items,
+    ).toHaveLength(1);
+    const fuel = await use<{ meals: { name: string }[] }>('get_fuel_timeline', { from: now.date, to: now.date });
+    expect(fuel.meals.map((meal) => meal.name)).toEqual(['Oats']);
+    const plan = await use<{ plannedWorkoutId: string; status: string }>('get_workout_fuel_plan', { id: planned.id });
+    expect(plan.plannedWorkoutId).toBe(planned.id);
+
     const memory = await use<{ id: string }>('remember_memory', {
       content: 'Training for a 200 km gravel race in May.',
       category: 'goal',

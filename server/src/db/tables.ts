@@ -344,6 +344,10 @@ export interface Database {
   reports: ReportsTable;
   mcpExecutions: McpExecutionsTable;
   mcpAuthFailures: McpAuthFailuresTable;
+  analyticsRecomputeRequests: AnalyticsRecomputeRequestsTable;
+  dailyTrainingLoad: DailyTrainingLoadTable;
+  dailyRecovery: DailyRecoveryTable;
+  fuelDays: FuelDaysTable;
 }
 
 /** The states of DESIGN.md §3, declared once in the contract. */
@@ -464,4 +468,38 @@ export interface McpAuthFailuresTable {
   id: Generated<number>;
   at: DefaultedTimestamp;
   reason: string;
+}
+
+export interface AnalyticsRecomputeRequestsTable {
+  userId: string;
+  fromDate: LocalDate;
+  requestedAt: DefaultedTimestamp;
+}
+
+export interface DailyTrainingLoadTable {
+  userId: string;
+  date: LocalDate;
+  tss: number;
+  atl: number;
+  ctl: number;
+  tsb: number;
+  method: string | null;
+}
+
+export interface DailyRecoveryTable {
+  userId: string;
+  date: LocalDate;
+  score: number | null;
+  status: string;
+  components: Json<Record<string, unknown>>;
+  explanation: string;
+}
+
+export interface FuelDaysTable {
+  userId: string;
+  date: LocalDate;
+  startState: Json<Record<string, number>>;
+  endState: Json<Record<string, number>>;
+  points: Json<unknown[]>;
+  assumptions: Json<string[]>;
 }

@@ -12,6 +12,8 @@ import { profileRoutes } from '../modules/profile/profile.routes.ts';
 import { wellnessRoutes } from '../modules/wellness/wellness.routes.ts';
 import { workoutRoutes } from '../modules/workouts/workouts.routes.ts';
 import { reportRoutes } from '../modules/reports/reports.routes.ts';
+import { analyticsRoutes } from '../modules/analytics/analytics.routes.ts';
+import { fuelRoutes } from '../modules/fuel/fuel.routes.ts';
 import { mcpRouter } from '../mcp/mcp.router.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { purgeExpiredQueue } from '../queue/queues.ts';
@@ -109,6 +111,8 @@ export function createApp(deps: AppDeps): Express {
       plannedWorkouts: plannedWorkoutsRoutes(deps),
       workouts: workoutRoutes(deps),
       reports: reportRoutes(deps),
+      analytics: analyticsRoutes(deps),
+      fuel: fuelRoutes(deps),
     },
     app,
     {

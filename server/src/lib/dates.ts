@@ -76,18 +76,31 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
+/** Building an Intl formatter costs far more than using one: one per zone, kept. */
+const wallClockFormats = new Map<string, Intl.DateTimeFormat>();
+
+function wallClockFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = wallClockFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    if (wallClockFormats.size > 1000) wallClockFormats.clear();
+    wallClockFormats.set(timeZone, format);
+  }
+  return format;
+}
+
 /** Minutes east of UTC that an IANA zone is at `instant` (DST included). */
 export function zoneOffsetMinutes(instant: Date, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(instant);
+  const parts = wallClockFormat(timeZone).formatToParts(instant);
   const field = (type: string) => Number(parts.find((part) => part.type === type)?.value);
   const wall = Date.UTC(
     field('year'),
@@ -122,4 +135,28 @@ export function currentTimeOf(instant: Date, timeZone: string): LocalTime {
     utc_offset: offset === 0 ? '+00:00' : now.slice(19),
     now,
   };
+}
+
+/**
+ * The instant a local wall-clock time happens in a zone, epoch ms. At a DST
+ * gap the time is read with the offset before the change; at an overlap, the
+ * first occurrence.
+ */
+export function zonedTimeMs(date: string, time: string, timeZone: string): number {
+  const [hour = 0, minute = 0] = time.split(':').map(Number);
+  const wall = Date.parse(`${date}T00:00:00Z`) + (hour * 60 + minute) * 60_000;
+  let guess = wall - zoneOffsetMinutes(new Date(wall), timeZone) * 60_000;
+  guess = wall - zoneOffsetMinutes(new Date(guess), timeZone) * 60_000;
+  return guess;
+}
+
+/** Local midnight starting `date` in a zone, epoch ms (a day has 23, 24 or 25 hours). */
+export function localMidnightMs(date: string, timeZone: string): number {
+  return zonedTimeMs(date, '00:00', timeZone);
+}
+
+/** An instant as ISO 8601 with the zone's offset at that instant, seconds precision. */
+export function formatInZone(atMs: number, timeZone: string): string {
+  const instant = new Date(Math.floor(atMs / 1000) * 1000);
+  return formatWithOffset(instant, zoneOffsetMinutes(instant, timeZone)).replace('.000', '');
 }

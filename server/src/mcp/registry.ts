@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { TokenPrincipal } from '../modules/oauth/token.service.ts';
 import type { ToolDefinition, ToolPhase } from './tool.ts';
+import { analyticsTools } from './tools/analytics.tools.ts';
 import { asyncTools } from './tools/async.tools.ts';
 import { readTools } from './tools/read.tools.ts';
 import { writeTools } from './tools/write.tools.ts';
@@ -11,7 +12,7 @@ import { writeTools } from './tools/write.tools.ts';
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 export const MAX_TOOLS = 40;
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [...readTools, ...writeTools, ...asyncTools];
+export const ALL_TOOLS: readonly ToolDefinition[] = [...readTools, ...analyticsTools, ...writeTools, ...asyncTools];
 
 /**
  * JSON Schema (draft-07, what MCP hosts' validators read) of a tool's

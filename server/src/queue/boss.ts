@@ -55,7 +55,9 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
   await boss.start();
   for (const queue of ALL_QUEUES) {
     await boss.createQueue(queue.name, queue.options);
-    await boss.updateQueue(queue.name, queue.options);
+    // A queue's policy is fixed when it is created (pg-boss refuses to change it); the rest follows the code.
+    const { policy: _policy, ...changeable } = queue.options;
+    await boss.updateQueue(queue.name, changeable);
   }
   return boss;
 }

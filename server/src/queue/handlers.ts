@@ -2,14 +2,20 @@ import type { Db } from '../db/database.ts';
 import { purgeExpired } from '../modules/accounts/maintenance.service.ts';
 import { purgeOldDeliveries } from '../modules/webhooks/webhook-retention.service.ts';
 import { bindHandler } from './boss.ts';
-import { purgeExpiredQueue, purgeWebhooksQueue } from './queues.ts';
+import { analyticsRolloverQueue, purgeExpiredQueue, purgeWebhooksQueue } from './queues.ts';
+import { requestDayRollovers } from '../modules/analytics/recompute-request.ts';
+import type { PgBoss } from 'pg-boss';
 
 /** Which service handles which queue (the webhook delivery worker is in modules/webhooks/webhook.worker.ts). */
-export function jobHandlers(deps: { readonly db: Db; readonly webhookRetentionDays: number }) {
+export function jobHandlers(deps: { readonly db: Db; readonly boss: PgBoss; readonly webhookRetentionDays: number }) {
   return [
     bindHandler(purgeExpiredQueue, async (payload, context) => {
       const removed = await purgeExpired(deps.db, payload.graceDays);
       context.logger.info(removed, 'purged expired rows');
+    }),
+    bindHandler(analyticsRolloverQueue, async (_payload, context) => {
+      const users = await requestDayRollovers(deps);
+      if (users > 0) context.logger.info({ users }, 'derived data rolled over to a new day');
     }),
     bindHandler(purgeWebhooksQueue, async (_payload, context) => {
       const removed = await purgeOldDeliveries(deps.db, deps.webhookRetentionDays);

@@ -91,7 +91,46 @@ export const asyncJobQueue = defineQueue({
     includeMetadata: true,
     pollingIntervalSeconds: 2,
     notifyPollingIntervalSeconds: 5,
+    // A backlog (after a restart, or once calls stop arriving) is worked batch after batch, not one per poll.
+    burstWhenBatchFull: true,
   },
+});
+
+/**
+ * Recompute a user's derived data (training load, recovery, fuel) from the
+ * date in their `analytics_recompute_requests` row. Sent with `singletonKey`
+ * = the user id in a `stately` queue: at most one queued and one running job
+ * per user, however many writes arrive (the row keeps the earliest date).
+ */
+export const analyticsRecomputeQueue = defineQueue({
+  name: 'analytics.recompute',
+  payload: z.strictObject({ userId: z.uuid() }),
+  options: {
+    policy: 'stately',
+    retryLimit: 5,
+    retryBackoff: true,
+    retryDelay: 2,
+    retryDelayMax: 120,
+    expireInSeconds: 600,
+    heartbeatSeconds: 10,
+    notify: true,
+  },
+  work: {
+    batchSize: 4,
+    perJobResults: true,
+    includeMetadata: true,
+    pollingIntervalSeconds: 2,
+    notifyPollingIntervalSeconds: 5,
+    burstWhenBatchFull: true,
+  },
+});
+
+/** Hourly: users whose derived data ends before their local today get a recompute (the day rolled over). */
+export const analyticsRolloverQueue = defineQueue({
+  name: 'analytics.rollover',
+  payload: z.strictObject({}),
+  options: { retryLimit: 3, retryBackoff: true, expireInSeconds: 300, notify: true },
+  work: { batchSize: 1, pollingIntervalSeconds: 30 },
 });
 
 /** Every queue this build knows; each is created at start-up (a dead-letter queue before its source). */
@@ -102,10 +141,13 @@ export const ALL_QUEUES = [
   purgeWebhooksQueue,
   asyncJobDeadLetterQueue,
   asyncJobQueue,
+  analyticsRecomputeQueue,
+  analyticsRolloverQueue,
 ] as const;
 
 /** Cron schedules (UTC) the worker role installs. */
 export const SCHEDULES = [
   { queue: purgeExpiredQueue, cron: '17 * * * *', payload: { graceDays: 1 } },
   { queue: purgeWebhooksQueue, cron: '23 * * * *', payload: {} },
+  { queue: analyticsRolloverQueue, cron: '5 * * * *', payload: {} },
 ] as const;

@@ -97,8 +97,8 @@ export const readTools = [
         .describe('Down-sample to at most this many points.'),
     }),
     output: contract.workouts.getWorkoutStreams.responses[200],
-    run: ({ db, principal }, args) =>
-      getWorkoutStreams({ db, decoder: sharedFitDecoderPool() }, principal, args.id, args.maxPoints),
+    run: ({ db, boss, principal }, args) =>
+      getWorkoutStreams({ db, boss, decoder: sharedFitDecoderPool() }, principal, args.id, args.maxPoints),
   }),
   defineTool({
     name: 'get_wellness',

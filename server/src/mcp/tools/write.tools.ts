@@ -35,8 +35,8 @@ export const writeTools = [
     annotations: IDEMPOTENT_WRITE,
     input: WellnessUpsertSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.wellness.upsertWellness.responses[200],
-    run: async ({ db, principal }, { idempotency_key: _key, ...body }) =>
-      (await upsertWellnessDay(db, principal, body)).record,
+    run: async (context, { idempotency_key: _key, ...body }) =>
+      (await upsertWellnessDay(context, context.principal, body)).record,
   }),
   defineTool({
     name: 'log_nutrition',
@@ -48,8 +48,8 @@ export const writeTools = [
     annotations: IDEMPOTENT_WRITE,
     input: NutritionUpsertSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.nutrition.upsertNutrition.responses[200],
-    run: async ({ db, principal }, { idempotency_key: _key, ...body }) =>
-      (await upsertNutritionDay(db, principal, body)).log,
+    run: async (context, { idempotency_key: _key, ...body }) =>
+      (await upsertNutritionDay(context, context.principal, body)).log,
   }),
   defineTool({
     name: 'update_profile',
@@ -60,7 +60,7 @@ export const writeTools = [
     annotations: IDEMPOTENT_WRITE,
     input: ProfilePatchSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.profile.updateProfile.responses[200],
-    run: ({ db, principal }, { idempotency_key: _key, ...patch }) => updateProfile(db, principal.userId, patch),
+    run: (context, { idempotency_key: _key, ...patch }) => updateProfile(context, context.principal.userId, patch),
   }),
   defineTool({
     name: 'create_planned_workout',
@@ -71,7 +71,7 @@ export const writeTools = [
     annotations: ADDITIVE_WRITE,
     input: PlannedWorkoutCreateSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.plannedWorkouts.createPlannedWorkout.responses[201],
-    run: ({ db, principal }, { idempotency_key: _key, ...body }) => createPlannedWorkout(db, principal, body),
+    run: (context, { idempotency_key: _key, ...body }) => createPlannedWorkout(context, context.principal, body),
   }),
   defineTool({
     name: 'update_planned_workout',
@@ -82,7 +82,8 @@ export const writeTools = [
     annotations: IDEMPOTENT_WRITE,
     input: PlannedWorkoutPatchSchema.safeExtend({ ...IdInputSchema.shape, ...McpIdempotencyArgumentShape }),
     output: contract.plannedWorkouts.updatePlannedWorkout.responses[200],
-    run: ({ db, principal }, { id, idempotency_key: _key, ...patch }) => patchPlannedWorkout(db, principal, id, patch),
+    run: (context, { id, idempotency_key: _key, ...patch }) =>
+      patchPlannedWorkout(context, context.principal, id, patch),
   }),
   defineTool({
     name: 'delete_planned_workout',
@@ -93,8 +94,8 @@ export const writeTools = [
     annotations: DESTRUCTIVE_WRITE,
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: DeletedSchema,
-    run: async ({ db, principal }, { id }) => {
-      await removePlannedWorkout(db, principal, id);
+    run: async (context, { id }) => {
+      await removePlannedWorkout(context, context.principal, id);
       return { id, deleted: true as const };
     },
   }),
@@ -107,7 +108,7 @@ export const writeTools = [
     annotations: ADDITIVE_WRITE,
     input: MemoryCreateSchema.safeExtend(McpIdempotencyArgumentShape),
     output: MemorySchema,
-    run: ({ db, principal }, { idempotency_key: _key, ...memory }) => rememberMemory(db, principal, memory),
+    run: (context, { idempotency_key: _key, ...memory }) => rememberMemory(context.db, context.principal, memory),
   }),
   defineTool({
     name: 'forget_memory',
@@ -118,8 +119,8 @@ export const writeTools = [
     annotations: DESTRUCTIVE_WRITE,
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: DeletedSchema,
-    run: async ({ db, principal }, { id }) => {
-      await forgetMemory(db, principal, id);
+    run: async (context, { id }) => {
+      await forgetMemory(context.db, context.principal, id);
       return { id, deleted: true as const };
     },
   }),

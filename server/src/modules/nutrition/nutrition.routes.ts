@@ -1,15 +1,16 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
+import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
 import { principalOf } from '../../http/bearer-auth.ts';
 import { listNutritionDays, upsertNutritionDay } from './nutrition.service.ts';
 
 const s = initServer();
 
-export function nutritionRoutes(deps: { readonly db: Db }) {
+export function nutritionRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
   return s.router(contract.nutrition, {
     upsertNutrition: async ({ body, res }) => {
-      const result = await upsertNutritionDay(deps.db, principalOf(res), body);
+      const result = await upsertNutritionDay(deps, principalOf(res), body);
       return { status: result.created ? 201 : 200, body: result.log };
     },
     listNutrition: async ({ query, res }) => {

@@ -1,9 +1,10 @@
 import type { DateRangeQuery, NutritionDay, NutritionItem, NutritionLog, NutritionUpsert } from '@pacer/contract';
-import type { Db, DbOrTrx } from '../../db/database.ts';
+import type { Db } from '../../db/database.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
-import { formatWithOffset, offsetMinutesOf, resolveLocalDate } from '../../lib/dates.ts';
+import { addDays, formatWithOffset, offsetMinutesOf, resolveLocalDate } from '../../lib/dates.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
 import {
   findNutritionLogs,
@@ -23,12 +24,15 @@ export interface NutritionUpsertResult {
  * absent `rawJson` keeps what the app sent before.
  */
 export async function upsertNutritionDay(
-  db: DbOrTrx,
+  deps: AnalyticsInputDeps,
   principal: TokenPrincipal,
   input: NutritionUpsert,
 ): Promise<NutritionUpsertResult> {
   const date = resolveLocalDate(input.date, principal.timeZone);
-  return inTransaction(db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
+    // An item may be eaten on another calendar day than the log's date: recompute from the earliest.
+    const earliest = [date, ...input.items.map((item) => item.logged_at.slice(0, 10))].sort()[0] ?? date;
+    await requestRecompute(deps, trx, principal.userId, addDays(earliest, -1));
     const { log, created } = await upsertNutritionLog(trx, {
       userId: principal.userId,
       date,

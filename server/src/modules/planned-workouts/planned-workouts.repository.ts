@@ -58,13 +58,15 @@ export async function updatePlannedWorkout(
 }
 
 /** `true` when a row was deleted. */
-export async function deletePlannedWorkout(db: DbOrTrx, userId: string, id: string): Promise<boolean> {
-  const result = await db
+/** The deleted workout's date; `undefined` when the user had no workout with this id. */
+export async function deletePlannedWorkout(db: DbOrTrx, userId: string, id: string): Promise<string | undefined> {
+  const row = await db
     .deleteFrom('plannedWorkouts')
     .where('userId', '=', userId)
     .where('id', '=', id)
+    .returning('date')
     .executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return row?.date;
 }
 
 export interface PlannedWorkoutWindow {

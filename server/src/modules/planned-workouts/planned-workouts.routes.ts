@@ -1,6 +1,7 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
+import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
 import { principalOf } from '../../http/bearer-auth.ts';
 import {
   createPlannedWorkout,
@@ -12,10 +13,10 @@ import {
 
 const s = initServer();
 
-export function plannedWorkoutsRoutes(deps: { readonly db: Db }) {
+export function plannedWorkoutsRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
   return s.router(contract.plannedWorkouts, {
     createPlannedWorkout: async ({ body, res }) => {
-      return { status: 201, body: await createPlannedWorkout(deps.db, principalOf(res), body) };
+      return { status: 201, body: await createPlannedWorkout(deps, principalOf(res), body) };
     },
     listPlannedWorkouts: async ({ query, res }) => {
       return { status: 200, body: await listPlannedWorkoutPage(deps.db, principalOf(res), query) };
@@ -24,10 +25,10 @@ export function plannedWorkoutsRoutes(deps: { readonly db: Db }) {
       return { status: 200, body: await getPlannedWorkout(deps.db, principalOf(res), params.id) };
     },
     updatePlannedWorkout: async ({ params, body, res }) => {
-      return { status: 200, body: await patchPlannedWorkout(deps.db, principalOf(res), params.id, body) };
+      return { status: 200, body: await patchPlannedWorkout(deps, principalOf(res), params.id, body) };
     },
     deletePlannedWorkout: async ({ params, res }) => {
-      await removePlannedWorkout(deps.db, principalOf(res), params.id);
+      await removePlannedWorkout(deps, principalOf(res), params.id);
       return { status: 204, body: undefined };
     },
   });

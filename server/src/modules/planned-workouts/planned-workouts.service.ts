@@ -6,6 +6,8 @@ import type {
   PlannedWorkoutPatch,
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { resolveDatePage } from '../../lib/date-range.ts';
@@ -47,19 +49,22 @@ function valuesOf(input: PlannedWorkoutPatch, timeZone: string): PlannedWorkoutV
  * as DESIGN.md §3 "Dates" says); the calling app is recorded as its source.
  */
 export async function createPlannedWorkout(
-  db: Db,
+  deps: AnalyticsInputDeps,
   principal: TokenPrincipal,
   input: PlannedWorkoutCreate,
 ): Promise<PlannedWorkout> {
-  const row = await insertPlannedWorkout(db, {
-    ...valuesOf(input, principal.timeZone),
-    userId: principal.userId,
-    date: resolveLocalDate(input.date, principal.timeZone),
-    sport: input.sport,
-    title: input.title,
-    source: principal.clientId,
+  return inTransaction(deps.db, async (trx) => {
+    const row = await insertPlannedWorkout(trx, {
+      ...valuesOf(input, principal.timeZone),
+      userId: principal.userId,
+      date: resolveLocalDate(input.date, principal.timeZone),
+      sport: input.sport,
+      title: input.title,
+      source: principal.clientId,
+    });
+    await requestRecompute(deps, trx, principal.userId, row.date);
+    return toPlannedWorkout(row);
   });
-  return toPlannedWorkout(row);
 }
 
 export async function getPlannedWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<PlannedWorkout> {
@@ -70,22 +75,34 @@ export async function getPlannedWorkout(db: Db, principal: TokenPrincipal, id: s
 
 /** Merge top-level fields; `structure` is replaced whole. An empty patch answers the stored workout. */
 export async function patchPlannedWorkout(
-  db: Db,
+  deps: AnalyticsInputDeps,
   principal: TokenPrincipal,
   id: string,
   patch: PlannedWorkoutPatch,
 ): Promise<PlannedWorkout> {
   const values = valuesOf(patch, principal.timeZone);
-  const row =
-    Object.keys(values).length === 0
-      ? await findPlannedWorkout(db, principal.userId, id)
-      : await updatePlannedWorkout(db, principal.userId, id, values);
-  if (!row) throw notFound(id);
-  return toPlannedWorkout(row);
+  return inTransaction(deps.db, async (trx) => {
+    const before = await findPlannedWorkout(trx, principal.userId, id);
+    if (!before) throw notFound(id);
+    if (Object.keys(values).length === 0) return toPlannedWorkout(before);
+    const row = await updatePlannedWorkout(trx, principal.userId, id, values);
+    if (!row) throw notFound(id);
+    // The fuel of both its old and its new day changes.
+    await requestRecompute(deps, trx, principal.userId, row.date < before.date ? row.date : before.date);
+    return toPlannedWorkout(row);
+  });
 }
 
-export async function removePlannedWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<void> {
-  if (!(await deletePlannedWorkout(db, principal.userId, id))) throw notFound(id);
+export async function removePlannedWorkout(
+  deps: AnalyticsInputDeps,
+  principal: TokenPrincipal,
+  id: string,
+): Promise<void> {
+  await inTransaction(deps.db, async (trx) => {
+    const date = await deletePlannedWorkout(trx, principal.userId, id);
+    if (date === undefined) throw notFound(id);
+    await requestRecompute(deps, trx, principal.userId, date);
+  });
 }
 
 /**

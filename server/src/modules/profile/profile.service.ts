@@ -1,6 +1,7 @@
 import { HEART_RATE_ORDER, type Profile, type ProfilePatch } from '@pacer/contract';
-import type { Db, DbOrTrx } from '../../db/database.ts';
+import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { type AnalyticsInputDeps, FROM_THE_BEGINNING, requestRecompute } from '../analytics/recompute-request.ts';
 import type { User } from '../../db/tables.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { isValidTimeZone, localDateOf } from '../../lib/dates.ts';
@@ -23,6 +24,16 @@ type ProfileColumns = Pick<
   | 'birthDate'
   | 'featureFlags'
 >;
+
+/** Profile columns the derived data depends on. */
+const MODEL_INPUTS: readonly (keyof ProfileColumns)[] = [
+  'timeZone',
+  'weightKg',
+  'ftpWatts',
+  'maxHr',
+  'restingHr',
+  'thresholdHr',
+];
 
 /** The columns a patch changes: present fields overwrite, `null` clears, absent fields are left out. */
 function columnsOf(patch: ProfilePatch, stored: User): Partial<ProfileColumns> {
@@ -57,8 +68,8 @@ export async function getProfile(db: Db, userId: string): Promise<Profile> {
  * profile, under a row lock, so concurrent patches cannot together store
  * what neither would alone.
  */
-export async function updateProfile(db: DbOrTrx, userId: string, patch: ProfilePatch): Promise<Profile> {
-  return inTransaction(db, async (trx) => {
+export async function updateProfile(deps: AnalyticsInputDeps, userId: string, patch: ProfilePatch): Promise<Profile> {
+  return inTransaction(deps.db, async (trx) => {
     const user = await findUserForUpdate(trx, userId);
     if (!user) throw new AppError('not_found', 'The account no longer exists.');
     const update = columnsOf(patch, user);
@@ -72,6 +83,10 @@ export async function updateProfile(db: DbOrTrx, userId: string, patch: ProfileP
     if (Object.keys(update).length === 0) return toProfile(user);
     const updated = await updateUser(trx, userId, update);
     if (!updated) throw new AppError('not_found', 'The account no longer exists.');
+    // Thresholds, weight and the time zone enter every day's training load, recovery and fuel.
+    if (MODEL_INPUTS.some((column) => column in update)) {
+      await requestRecompute(deps, trx, userId, FROM_THE_BEGINNING);
+    }
     return toProfile(updated);
   });
 }

@@ -1,6 +1,6 @@
 import { NutritionUpsertSchema, ProfilePatchSchema, WellnessUpsertSchema, type Scope } from '@pacer/contract';
 import { z } from 'zod';
-import type { DbOrTrx } from '../../db/database.ts';
+import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { upsertNutritionDay } from '../nutrition/nutrition.service.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
@@ -18,31 +18,35 @@ import { findEventPrincipal } from './webhooks.repository.ts';
 interface EventHandler {
   readonly scope: Scope;
   readonly data: z.ZodType;
-  apply(db: DbOrTrx, principal: TokenPrincipal, data: unknown): Promise<Record<string, unknown>>;
+  apply(deps: AnalyticsInputDeps, principal: TokenPrincipal, data: unknown): Promise<Record<string, unknown>>;
 }
 
 const HANDLERS: Readonly<Record<string, EventHandler>> = {
   'wellness.upsert': {
     scope: 'health:write',
     data: WellnessUpsertSchema,
-    async apply(db, principal, data) {
-      const { record, created } = await upsertWellnessDay(db, principal, data as z.infer<typeof WellnessUpsertSchema>);
+    async apply(deps, principal, data) {
+      const { record, created } = await upsertWellnessDay(
+        deps,
+        principal,
+        data as z.infer<typeof WellnessUpsertSchema>,
+      );
       return { date: record.date, created };
     },
   },
   'nutrition.upsert': {
     scope: 'nutrition:write',
     data: NutritionUpsertSchema,
-    async apply(db, principal, data) {
-      const { log, created } = await upsertNutritionDay(db, principal, data as z.infer<typeof NutritionUpsertSchema>);
+    async apply(deps, principal, data) {
+      const { log, created } = await upsertNutritionDay(deps, principal, data as z.infer<typeof NutritionUpsertSchema>);
       return { date: log.date, items: log.items.length, created };
     },
   },
   'profile.update': {
     scope: 'profile:write',
     data: ProfilePatchSchema,
-    async apply(db, principal, data) {
-      const profile = await updateProfile(db, principal.userId, data as z.infer<typeof ProfilePatchSchema>);
+    async apply(deps, principal, data) {
+      const profile = await updateProfile(deps, principal.userId, data as z.infer<typeof ProfilePatchSchema>);
       return { updatedAt: profile.updatedAt };
     },
   },
@@ -122,7 +126,7 @@ function zodErrors(prefix: string, error: z.ZodError): FieldError[] {
  * a retry cannot fix; anything else is transient.
  */
 export async function applyEvent(
-  db: DbOrTrx,
+  deps: AnalyticsInputDeps,
   client: { readonly id: string; readonly clientId: string },
   parsed: ParsedEvent,
 ): Promise<Record<string, unknown>> {
@@ -142,7 +146,7 @@ export async function applyEvent(
       errors,
     );
   }
-  const principal = await findEventPrincipal(db, client.id, target.data.user, handler.scope);
+  const principal = await findEventPrincipal(deps.db, client.id, target.data.user, handler.scope);
   if (!principal) {
     throw new PermanentEventError(
       'no_grant',
@@ -151,7 +155,7 @@ export async function applyEvent(
   }
   try {
     const outcome = await handler.apply(
-      db,
+      deps,
       {
         userId: principal.userId,
         role: principal.role,

@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { applyEvent, parseEvents, PermanentEventError } from './webhook-events.ts';
@@ -11,6 +12,8 @@ export type AttemptOutcome =
   | { readonly kind: 'retry'; readonly error: string };
 
 export interface AttemptContext {
+  /** The events' writes ask for a recompute of derived data through the queue. */
+  readonly boss: PgBoss;
   /** No retry follows this attempt: a transient failure dead-letters the delivery. */
   readonly lastAttempt: boolean;
   readonly logger: Logger;
@@ -58,7 +61,7 @@ export async function processDelivery(db: Db, deliveryId: string, context: Attem
   try {
     await db.transaction().execute(async (trx) => {
       const applied = [];
-      for (const event of known) applied.push(await applyEvent(trx, client, event));
+      for (const event of known) applied.push(await applyEvent({ db: trx, boss: context.boss }, client, event));
       const settled = await settleDelivery(trx, deliveryId, { state: 'processed', result: { applied, skipped } });
       if (!settled) throw new AttemptLost();
     });

@@ -1,15 +1,16 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
+import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
 import { principalOf } from '../../http/bearer-auth.ts';
 import { listWellnessDays, upsertWellnessDay } from './wellness.service.ts';
 
 const s = initServer();
 
-export function wellnessRoutes(deps: { readonly db: Db }) {
+export function wellnessRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
   return s.router(contract.wellness, {
     upsertWellness: async ({ body, res }) => {
-      const result = await upsertWellnessDay(deps.db, principalOf(res), body);
+      const result = await upsertWellnessDay(deps, principalOf(res), body);
       return { status: result.created ? 201 : 200, body: result.record };
     },
     listWellness: async ({ query, res }) => {

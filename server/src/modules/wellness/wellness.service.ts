@@ -1,5 +1,7 @@
 import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type WellnessUpsert } from '@pacer/contract';
-import type { Db, DbOrTrx } from '../../db/database.ts';
+import type { Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';
@@ -17,7 +19,7 @@ export interface WellnessUpsertResult {
  * app. The date is the user's calendar date (see `resolveLocalDate`).
  */
 export async function upsertWellnessDay(
-  db: DbOrTrx,
+  deps: AnalyticsInputDeps,
   principal: TokenPrincipal,
   input: WellnessUpsert,
 ): Promise<WellnessUpsertResult> {
@@ -27,14 +29,17 @@ export async function upsertWellnessDay(
     const value = input[field];
     if (value !== undefined) (values as Record<string, unknown>)[field] = value;
   }
-  const { row, created } = await upsertWellness(db, {
-    userId: principal.userId,
-    date,
-    values,
-    source: principal.clientId,
-    rawJson: input.rawJson,
+  return inTransaction(deps.db, async (trx) => {
+    const { row, created } = await upsertWellness(trx, {
+      userId: principal.userId,
+      date,
+      values,
+      source: principal.clientId,
+      rawJson: input.rawJson,
+    });
+    await requestRecompute(deps, trx, principal.userId, date);
+    return { record: toWellnessRecord(row), created };
   });
-  return { record: toWellnessRecord(row), created };
 }
 
 export async function listWellnessDays(

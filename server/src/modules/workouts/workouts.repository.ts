@@ -206,7 +206,13 @@ export async function findWorkoutStreams(
 }
 
 /** `true` when the user's workout existed and is gone (its file and streams cascade). */
-export async function deleteWorkout(db: DbOrTrx, userId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('workouts').where('userId', '=', userId).where('id', '=', id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/** The deleted workout's local date; `undefined` when the user had no workout with this id. */
+export async function deleteWorkout(db: DbOrTrx, userId: string, id: string): Promise<string | undefined> {
+  const row = await db
+    .deleteFrom('workouts')
+    .where('userId', '=', userId)
+    .where('id', '=', id)
+    .returning('localDate')
+    .executeTakeFirst();
+  return row?.localDate;
 }

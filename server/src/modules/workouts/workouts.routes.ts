@@ -1,6 +1,7 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Config } from '../../config.ts';
+import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
 import { principalOf } from '../../http/bearer-auth.ts';
 import { sharedFitDecoderPool, type FitDecoderPool } from './fit-decoder.pool.ts';
@@ -28,8 +29,13 @@ function uploadOf(res: { locals: Express.Locals }): FitUpload {
   return upload;
 }
 
-export function workoutRoutes(deps: { readonly db: Db; readonly config: Config; readonly decoder?: FitDecoderPool }) {
-  const services = { db: deps.db, decoder: deps.decoder ?? sharedFitDecoderPool() };
+export function workoutRoutes(deps: {
+  readonly db: Db;
+  readonly boss: PgBoss;
+  readonly config: Config;
+  readonly decoder?: FitDecoderPool;
+}) {
+  const services = { db: deps.db, boss: deps.boss, decoder: deps.decoder ?? sharedFitDecoderPool() };
   return s.router(contract.workouts, {
     uploadFit: {
       // Multipart bodies are streamed here, not by the JSON body parser (DESIGN.md §5).
@@ -57,7 +63,7 @@ export function workoutRoutes(deps: { readonly db: Db; readonly config: Config; 
       return { status: 200, body: await getWorkoutStreams(services, principalOf(res), params.id, query.maxPoints) };
     },
     deleteWorkout: async ({ params, res }) => {
-      await removeWorkout(deps.db, principalOf(res), params.id);
+      await removeWorkout(deps, principalOf(res), params.id);
       return { status: 204, body: undefined };
     },
   });

@@ -25,8 +25,10 @@ import {
   type WorkoutWithDuplicate,
 } from './workouts.repository.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
 
-export interface WorkoutsDeps {
+export interface WorkoutsDeps extends AnalyticsInputDeps {
   readonly db: Db;
   readonly decoder: FitDecoderPool;
 }
@@ -113,6 +115,7 @@ export async function uploadFitWorkout(
     // A concurrent upload of the same bytes may have won the insert; its file is the same.
     if (result.created) {
       await insertWorkoutFile(trx, { workoutId: result.id, userId: principal.userId, bytes: upload.bytes });
+      await requestRecompute(deps, trx, principal.userId, localDate);
     }
     return result;
   });
@@ -282,8 +285,12 @@ export async function getWorkoutStreams(
   };
 }
 
-export async function removeWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<void> {
-  if (!(await deleteWorkout(db, principal.userId, id))) throw notFound();
+export async function removeWorkout(deps: AnalyticsInputDeps, principal: TokenPrincipal, id: string): Promise<void> {
+  await inTransaction(deps.db, async (trx) => {
+    const date = await deleteWorkout(trx, principal.userId, id);
+    if (date === undefined) throw notFound();
+    await requestRecompute(deps, trx, principal.userId, date);
+  });
 }
 
 export function toWorkout(row: WorkoutWithDuplicate): Workout {

@@ -1,0 +1,147 @@
+import {
+  RECOVERY_COMPONENTS,
+  type DateRangeQuery,
+  type RecoveryComponent,
+  type RecoveryDay as RecoveryDayBody,
+  type TrainingLoad,
+  type TrainingLoadDay as TrainingLoadDayBody,
+} from '@pacer/contract';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
+import { addDays, localDateOf } from '../../lib/dates.ts';
+import type { TokenPrincipal } from '../oauth/token.service.ts';
+import {
+  findFirstDataDates,
+  findModelProfile,
+  findTrainingLoadDay,
+  listRecovery,
+  listTrainingLoad,
+  listWellnessBetween,
+  listWorkoutsFrom,
+  replaceRecoveryFrom,
+  replaceTrainingLoadFrom,
+  type StoredRecoveryDay,
+} from './analytics.repository.ts';
+import { RECOVERY_HISTORY_DAYS, recoverySeries, type RecoveryDay } from './recovery.model.ts';
+import { type DatedStress, trainingLoadSeries, workoutStress } from './training-load.model.ts';
+
+export interface LoadAndRecoveryOutcome {
+  /** First day rewritten, or `null` when the user has no data to compute from. */
+  readonly from: string | null;
+  readonly to: string;
+  readonly days: number;
+}
+
+/**
+ * Recompute training load and recovery from `fromDate` through today (the
+ * user's today) and store them, in the caller's transaction. The training
+ * load chain continues from the stored state of the day before, so a change
+ * on one day rewrites only that day and those after it. The models are pure
+ * (see training-load.model.ts, recovery.model.ts); this only reads their
+ * inputs and stores their outputs.
+ */
+export async function recomputeLoadAndRecovery(
+  trx: DbOrTrx,
+  userId: string,
+  fromDate: string,
+  now: Date,
+): Promise<LoadAndRecoveryOutcome> {
+  const profile = await findModelProfile(trx, userId);
+  const today = localDateOf(now, profile?.timeZone ?? 'UTC');
+  const { firstWorkout, firstWellness } = await findFirstDataDates(trx, userId);
+  const firstData = [firstWorkout, firstWellness].filter((date): date is string => date !== null).sort()[0];
+  if (!profile || firstData === undefined) {
+    await replaceTrainingLoadFrom(trx, userId, fromDate, []);
+    await replaceRecoveryFrom(trx, userId, fromDate, []);
+    return { from: null, to: today, days: 0 };
+  }
+  // Nothing exists before the first data: start there (a profile change asks for "everything").
+  const from = fromDate > firstData ? fromDate : firstData;
+  const to = from > today ? from : today;
+
+  const previous = from > firstData ? await findTrainingLoadDay(trx, userId, addDays(from, -1)) : undefined;
+  const stress: DatedStress[] = [];
+  for (const workout of await listWorkoutsFrom(trx, userId, previous ? from : firstData)) {
+    const scored = workoutStress(
+      {
+        sport: workout.sport,
+        subSport: workout.subSport,
+        movingSecs: workout.movingSecs,
+        elapsedSecs: workout.elapsedSecs,
+        normalizedPower: workout.normalizedPower,
+        avgPower: workout.avgPower,
+        avgHr: workout.avgHr,
+      },
+      { ftp: profile.ftpWatts, restingHr: profile.restingHr, thresholdHr: profile.thresholdHr },
+    );
+    if (scored) stress.push({ date: workout.localDate, tss: scored.tss, method: scored.method });
+  }
+  const load = trainingLoadSeries(stress, {
+    fromDate: from,
+    toDate: to,
+    ...(previous ? { previous: { date: previous.date, atl: previous.atl, ctl: previous.ctl } } : {}),
+  });
+  await replaceTrainingLoadFrom(
+    trx,
+    userId,
+    from,
+    load.map((day) => ({ date: day.date, tss: day.tss, atl: day.atl, ctl: day.ctl, tsb: day.tsb, method: day.method })),
+  );
+
+  const history = await listWellnessBetween(trx, userId, addDays(from, -RECOVERY_HISTORY_DAYS), to);
+  const recovery = recoverySeries(history, {
+    fromDate: from,
+    toDate: to,
+    tsbByDate: new Map(load.map((day) => [day.date, day.tsb])),
+    ...(firstWorkout ? { firstWorkoutDate: firstWorkout } : {}),
+  });
+  await replaceRecoveryFrom(trx, userId, from, recovery.map(toStoredRecovery));
+  return { from, to, days: load.length };
+}
+
+function toStoredRecovery(day: RecoveryDay): StoredRecoveryDay {
+  return {
+    date: day.date,
+    score: day.score,
+    status: day.status,
+    components: Object.fromEntries(RECOVERY_COMPONENTS.map((name) => [name, toComponentBody(day.components[name])])),
+    explanation: day.explanation,
+  };
+}
+
+/** The contract's component: the model's own fields, as the API shows them. */
+function toComponentBody(component: RecoveryDay['components'][keyof RecoveryDay['components']]): RecoveryComponent {
+  const baseline = component.baseline as { mean: number; sd: number; low: number; high: number } | null;
+  return {
+    available: component.available,
+    value: component.value,
+    baseline: baseline ? { mean: baseline.mean, sd: baseline.sd, low: baseline.low, high: baseline.high } : null,
+    score: component.score,
+    weight: component.available ? component.weight : null,
+    contribution: component.available ? component.contribution : null,
+    detail: component.detail,
+  };
+}
+
+/** The stored days of a range (default: the 30 days up to today; at most 366). */
+export async function getTrainingLoad(
+  db: Db,
+  principal: TokenPrincipal,
+  query: { from?: string; to?: string },
+): Promise<TrainingLoad> {
+  const page = resolveDatePage({ ...query, limit: 1 }, principal.timeZone);
+  const rows = await listTrainingLoad(db, principal.userId, page.from, page.to);
+  return { items: rows.map((row) => row as TrainingLoadDayBody) };
+}
+
+export async function getRecoveryPage(
+  db: Db,
+  principal: TokenPrincipal,
+  query: DateRangeQuery,
+): Promise<{ items: RecoveryDayBody[]; nextCursor: string | null }> {
+  const page = resolveDatePage(query, principal.timeZone);
+  const rows = await listRecovery(db, principal.userId, page);
+  const items = rows.slice(0, page.limit).map((row) => row as unknown as RecoveryDayBody);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > page.limit && last ? encodeDateCursor(last.date) : null };
+}

@@ -1,0 +1,49 @@
+import type { PgBoss } from 'pg-boss';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import { enqueue } from '../../queue/boss.ts';
+import { analyticsRecomputeQueue } from '../../queue/queues.ts';
+import { listUsersBehindToday } from './analytics.repository.ts';
+import { upsertRecomputeRequest } from './recompute.repository.ts';
+
+/** What a service that writes an input of the derived data needs: its handle and the queue. */
+export interface AnalyticsInputDeps {
+  readonly db: DbOrTrx;
+  readonly boss: PgBoss;
+}
+
+/** The earliest date there can be: "recompute everything" (a profile change touches every day). */
+export const FROM_THE_BEGINNING = '0001-01-01';
+
+/**
+ * Ask for the user's derived data (training load, recovery, fuel) to be
+ * recomputed from `fromDate` on. Runs in the caller's transaction (`db` must
+ * be the transaction that writes the input): the request row and its pg-boss
+ * job commit with the write or not at all. The job is keyed by the user in a
+ * `stately` queue, so a burst of writes makes at most one queued and one
+ * running job per user; the request row keeps the earliest date.
+ */
+export async function requestRecompute(
+  deps: { readonly boss: PgBoss },
+  trx: DbOrTrx,
+  userId: string,
+  fromDate: string,
+): Promise<void> {
+  await upsertRecomputeRequest(trx, userId, fromDate);
+  await enqueue(deps.boss, trx, analyticsRecomputeQueue, { userId }, { singletonKey: userId });
+}
+
+/** Users brought forward per rollover run; the next hourly run takes the rest. */
+const ROLLOVER_BATCH = 1000;
+
+/**
+ * The hourly rollover: a user whose derived data ends before their local
+ * today gets a recompute from their last stored day, so today's recovery and
+ * the decay of training load appear without a write.
+ */
+export async function requestDayRollovers(deps: { readonly db: Db; readonly boss: PgBoss }): Promise<number> {
+  const behind = await listUsersBehindToday(deps.db, ROLLOVER_BATCH);
+  for (const user of behind) {
+    await deps.db.transaction().execute((trx) => requestRecompute(deps, trx, user.userId, user.lastDate));
+  }
+  return behind.length;
+}

@@ -1,0 +1,18 @@
+import { contract } from '@pacer/contract';
+import { initServer } from '@ts-rest/express';
+import type { Db } from '../../db/database.ts';
+import { principalOf } from '../../http/bearer-auth.ts';
+import { getFuelTimeline, getPlannedWorkoutFuel } from './fuel.service.ts';
+
+const s = initServer();
+
+export function fuelRoutes(deps: { readonly db: Db }) {
+  return s.router(contract.fuel, {
+    getFuelTimeline: async ({ query, res }) => {
+      return { status: 200, body: await getFuelTimeline(deps.db, principalOf(res), query) };
+    },
+    getPlannedWorkoutFuel: async ({ params, res }) => {
+      return { status: 200, body: await getPlannedWorkoutFuel(deps.db, principalOf(res), params.id) };
+    },
+  });
+}

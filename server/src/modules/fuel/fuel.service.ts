@@ -1,0 +1,441 @@
+import type { FuelTimeline, PlannedStructure, PlannedWorkoutFuel } from '@pacer/contract';
+import { FUEL_RANGE_MAX_DAYS } from '@pacer/contract';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import type { PlannedWorkoutRow } from '../../db/tables.ts';
+import { AppError } from '../../errors.ts';
+import { addDays, daysBetween, formatInZone, localDateOf, localMidnightMs, zonedTimeMs } from '../../lib/dates.ts';
+import { findModelProfile } from '../analytics/analytics.repository.ts';
+import { workoutStress } from '../analytics/training-load.model.ts';
+import type { TokenPrincipal } from '../oauth/token.service.ts';
+import { findPlannedWorkout, listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
+import { defaultFtpWatts, exerciseFromBlocks, plannedWorkoutIntensity, type ExerciseInput } from './exercise.ts';
+import { planWorkoutFuel } from './fuel-plan.ts';
+import {
+  findFirstFuelDataDate,
+  findFuelDay,
+  findLatestWellnessWeight,
+  listCarbItemsBetween,
+  listFuelDays,
+  listLoggedFoodDates,
+  listRecentStartTimes,
+  listRecordedWorkoutsBetween,
+  replaceFuelDaysFrom,
+  type FuelMealRow,
+  type StoredFuelDay,
+} from './fuel.repository.ts';
+import { DEFAULT_BODY_MASS_KG, RESTING_DEMAND_PER_STEP_G, STEP_MS } from './glycogen.constants.ts';
+import {
+  capacityFor,
+  initialState,
+  percentOf,
+  simulateGlycogen,
+  type GlycogenCapacity,
+  type GlycogenState,
+  type MealInput,
+} from './glycogen.model.ts';
+
+/**
+ * The fuel chain as stored (the model itself is glycogen.model.ts): one row
+ * per local day from 7 days before the athlete's first data through 14 days
+ * ahead, each day starting where the previous ended. This file only gathers
+ * each day's inputs and stores what the model makes of them.
+ */
+
+/** Days ahead of today the chain is kept for, so planned workouts have a forecast. */
+export const FUEL_HORIZON_DAYS = 14;
+/** The chain starts this many days before the first data, from the model's start state. */
+const LEAD_IN_DAYS = 7;
+/** The longest release (HYPER_LOAD ends at 360 min): meals this long before a day still release into it. */
+const LONGEST_RELEASE_MS = 6 * 3_600_000;
+/** Planned workouts without a time start at the median of recent recorded starts, else at this time. */
+const DEFAULT_START_TIME = '09:00';
+const RECENT_STARTS_DAYS = 60;
+
+/** Who the model runs for: body mass, FTP and time zone, with what was assumed. */
+interface Athlete {
+  readonly timeZone: string;
+  readonly capacity: GlycogenCapacity;
+  readonly ftpWatts: number;
+  readonly restingHr: number | null;
+  readonly thresholdHr: number | null;
+  readonly assumptions: readonly string[];
+}
+
+async function athleteOf(db: DbOrTrx, userId: string): Promise<Athlete> {
+  const profile = await findModelProfile(db, userId);
+  if (!profile) throw new AppError('not_found', 'The account no longer exists.');
+  const assumptions: string[] = [];
+  let mass = profile.weightKg ?? (await findLatestWellnessWeight(db, userId));
+  if (mass === null) {
+    mass = DEFAULT_BODY_MASS_KG;
+    assumptions.push(`Body mass ${DEFAULT_BODY_MASS_KG} kg (no weight in the profile or wellness).`);
+  }
+  let ftp = profile.ftpWatts;
+  if (ftp === null) {
+    ftp = defaultFtpWatts(mass);
+    assumptions.push(`FTP ${Math.round(ftp)} W (3.0 W/kg; no FTP in the profile).`);
+  }
+  return {
+    timeZone: profile.timeZone,
+    capacity: capacityFor(mass),
+    ftpWatts: ftp,
+    restingHr: profile.restingHr,
+    thresholdHr: profile.thresholdHr,
+    assumptions,
+  };
+}
+
+interface PlacedPlannedWorkout {
+  readonly row: PlannedWorkoutRow;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly intensityFactor: number;
+  readonly exercise: readonly ExerciseInput[];
+}
+
+/** The time window, intensity and exercise of a planned workout, or why it cannot be placed. */
+function placePlanned(
+  row: PlannedWorkoutRow,
+  athlete: Athlete,
+  defaultStart: string,
+  assumptions: string[],
+): PlacedPlannedWorkout | undefined {
+  const intensity = plannedWorkoutIntensity({
+    sport: row.sport,
+    durationSecs: row.durationSecs,
+    trainingStress: row.trainingStress,
+    structure: row.structure as PlannedStructure | null,
+  });
+  if (!intensity) {
+    assumptions.push(`Planned workout "${row.title}" on ${row.date} has no duration and is left out.`);
+    return undefined;
+  }
+  if (row.timeOfDay === null) {
+    assumptions.push(`Planned workout "${row.title}" on ${row.date} has no start time: placed at ${defaultStart}.`);
+  }
+  const startMs = zonedTimeMs(row.date, row.timeOfDay ?? defaultStart, athlete.timeZone);
+  const exercise = exerciseFromBlocks(startMs, intensity.blocks, athlete.ftpWatts);
+  const secs = intensity.blocks.reduce((sum, block) => sum + block.durationSecs, 0);
+  const weighted = intensity.blocks.reduce((sum, block) => sum + block.durationSecs * block.intensityFactor, 0);
+  return { row, startMs, endMs: startMs + secs * 1000, intensityFactor: secs > 0 ? weighted / secs : 0, exercise };
+}
+
+/** The median of `HH:MM` times, or the default. */
+function medianStart(times: readonly string[]): string {
+  if (times.length === 0) return DEFAULT_START_TIME;
+  const sorted = [...times].sort();
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? DEFAULT_START_TIME;
+}
+
+interface FuelWindowInputs {
+  readonly meals: readonly (MealInput & { readonly name: string })[];
+  readonly recorded: readonly {
+    id: string;
+    title: string | null;
+    startMs: number;
+    endMs: number;
+    exercise: ExerciseInput;
+  }[];
+  readonly planned: readonly PlacedPlannedWorkout[];
+  readonly loggedFoodDates: ReadonlySet<string>;
+  readonly assumptions: string[];
+}
+
+/** Everything the model needs between two dates (inclusive), read once. */
+async function loadInputs(
+  db: DbOrTrx,
+  userId: string,
+  athlete: Athlete,
+  range: { readonly from: string; readonly to: string; readonly today: string; readonly now: Date },
+): Promise<FuelWindowInputs> {
+  const fromMs = localMidnightMs(range.from, athlete.timeZone);
+  const toMs = localMidnightMs(addDays(range.to, 1), athlete.timeZone);
+  const assumptions: string[] = [];
+  const [mealRows, workoutRows, plannedRows, loggedDates, recentStarts] = await Promise.all([
+    listCarbItemsBetween(db, userId, fromMs - LONGEST_RELEASE_MS, toMs),
+    listRecordedWorkoutsBetween(db, userId, fromMs - 24 * 3_600_000, toMs),
+    listPlannedWorkouts(db, userId, {
+      from: range.from > range.today ? range.from : range.today,
+      to: range.to,
+      after: undefined,
+      limit: 1000,
+    }),
+    listLoggedFoodDates(db, userId, range.from, range.to),
+    listRecentStartTimes(db, userId, athlete.timeZone, range.now.getTime() - RECENT_STARTS_DAYS * 86_400_000),
+  ]);
+  const defaultStart = medianStart(recentStarts);
+  return {
+    meals: mealRows.map((meal: FuelMealRow) => ({
+      name: meal.name,
+      atMs: meal.loggedAt.getTime(),
+      carbsG: meal.carbs,
+      absorptionType: meal.absorptionType,
+    })),
+    recorded: workoutRows.map((workout) => {
+      const stress = workoutStress(
+        {
+          sport: workout.sport,
+          subSport: workout.subSport,
+          movingSecs: workout.movingSecs,
+          elapsedSecs: workout.elapsedSecs,
+          normalizedPower: workout.normalizedPower,
+          avgPower: workout.avgPower,
+          avgHr: workout.avgHr,
+        },
+        { ftp: athlete.ftpWatts, restingHr: athlete.restingHr, thresholdHr: athlete.thresholdHr },
+      );
+      const startMs = workout.startTime.getTime();
+      const endMs = startMs + (workout.elapsedSecs ?? workout.movingSecs ?? 0) * 1000;
+      const intensityFactor = stress?.intensityFactor ?? 0;
+      return {
+        id: workout.id,
+        title: workout.name,
+        startMs,
+        endMs,
+        exercise: { startMs, endMs, intensityFactor, ftpWatts: athlete.ftpWatts },
+      };
+    }),
+    planned: plannedRows.flatMap((row) => placePlanned(row, athlete, defaultStart, assumptions) ?? []),
+    loggedFoodDates: new Set(loggedDates),
+    assumptions,
+  };
+}
+
+function exerciseOf(inputs: FuelWindowInputs): ExerciseInput[] {
+  return [...inputs.recorded.map((workout) => workout.exercise), ...inputs.planned.flatMap((plan) => plan.exercise)];
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/** One day of the chain: simulated, or (a past day without food logged) taken as balanced. */
+function simulateDay(
+  date: string,
+  start: GlycogenState,
+  athlete: Athlete,
+  inputs: FuelWindowInputs,
+  today: string,
+): StoredFuelDay {
+  const dayStart = localMidnightMs(date, athlete.timeZone);
+  const steps = Math.round((localMidnightMs(addDays(date, 1), athlete.timeZone) - dayStart) / STEP_MS);
+  if (date < today && !inputs.loggedFoodDates.has(date)) {
+    // SCIENCE: a past day with no food logged is taken as balanced: it ends where it started.
+    const points = Array.from({ length: steps }, (_, index): [number, number, number, number] => [
+      dayStart + (index + 1) * STEP_MS,
+      round2(start.liverG),
+      round2(start.muscleG),
+      round2(start.gutG),
+    ]);
+    return {
+      date,
+      startState: start,
+      endState: start,
+      points,
+      assumptions: [`${date}: no food logged, taken as balanced (the day ends where it started).`],
+    };
+  }
+  const simulation = simulateGlycogen({
+    capacity: athlete.capacity,
+    start,
+    startAt: dayStart,
+    steps,
+    meals: inputs.meals,
+    exercise: exerciseOf(inputs),
+    restingPerStepG: RESTING_DEMAND_PER_STEP_G,
+  });
+  return {
+    date,
+    startState: start,
+    endState: simulation.end,
+    points: simulation.points.map((point) => [
+      point.atMs,
+      round2(point.liverG),
+      round2(point.muscleG),
+      round2(point.gutG),
+    ]),
+    assumptions: [],
+  };
+}
+
+/**
+ * Recompute the fuel chain from `fromDate` through today + 14 days and store
+ * it, in the caller's transaction. The day before `fromDate` keeps its stored
+ * end state, which the recompute starts from (the model's invariant: starting
+ * from a stored day equals a full run).
+ */
+export async function recomputeFuel(trx: DbOrTrx, userId: string, fromDate: string, now: Date): Promise<number> {
+  const athlete = await athleteOf(trx, userId);
+  const today = localDateOf(now, athlete.timeZone);
+  const first = await findFirstFuelDataDate(trx, userId);
+  const chainStart = addDays(first !== null && first < today ? first : today, -LEAD_IN_DAYS);
+  let from = fromDate > chainStart ? fromDate : chainStart;
+  const previous = from > chainStart ? await findFuelDay(trx, userId, addDays(from, -1)) : undefined;
+  if (from > chainStart && !previous) from = chainStart;
+  const to = addDays(today, FUEL_HORIZON_DAYS);
+  if (from > to) return 0;
+
+  const inputs = await loadInputs(trx, userId, athlete, { from, to, today, now });
+  const days: StoredFuelDay[] = [];
+  let state: GlycogenState = previous?.endState ?? initialState(athlete.capacity);
+  for (let date = from; date <= to; date = addDays(date, 1)) {
+    const day = simulateDay(date, state, athlete, inputs, today);
+    days.push(day);
+    state = day.endState;
+  }
+  await replaceFuelDaysFrom(trx, userId, from, days);
+  return days.length;
+}
+
+/** `GET /api/fuel/timeline`: the stored chain for at most 14 days, with the meals and workouts in it. */
+export async function getFuelTimeline(
+  db: Db,
+  principal: TokenPrincipal,
+  query: { readonly from?: string | undefined; readonly to?: string | undefined },
+  now = new Date(),
+): Promise<FuelTimeline> {
+  const athlete = await athleteOf(db, principal.userId);
+  const today = localDateOf(now, athlete.timeZone);
+  const from = query.from ?? (query.to ? addDays(query.to, -2) : today);
+  const to = query.to ?? addDays(from, 2);
+  if (from > to) throw AppError.validation('from', 'must not be after `to`');
+  if (daysBetween(from, to) + 1 > FUEL_RANGE_MAX_DAYS) {
+    throw new AppError('date_range_too_large', `A fuel timeline spans at most ${FUEL_RANGE_MAX_DAYS} days.`, {
+      errors: [{ path: 'to', message: `at most ${FUEL_RANGE_MAX_DAYS} days after \`from\`` }],
+    });
+  }
+  const [stored, inputs] = await Promise.all([
+    listFuelDays(db, principal.userId, from, to),
+    loadInputs(db, principal.userId, athlete, { from, to, today, now }),
+  ]);
+  const total = athlete.capacity.liverG + athlete.capacity.muscleG;
+  const fromMs = localMidnightMs(from, athlete.timeZone);
+  return {
+    capacity: { liverG: athlete.capacity.liverG, muscleG: athlete.capacity.muscleG },
+    points: stored.flatMap((day) =>
+      day.points.map(([atMs, liverG, muscleG, gutG]) => ({
+        at: formatInZone(atMs, athlete.timeZone),
+        liverG,
+        muscleG,
+        gutG,
+        totalG: round2(liverG + muscleG),
+        percent: round2(((liverG + muscleG) / total) * 100),
+      })),
+    ),
+    workouts: [
+      ...inputs.recorded
+        .filter((workout) => workout.startMs >= fromMs)
+        .map((workout) => ({
+          kind: 'recorded' as const,
+          id: workout.id,
+          title: workout.title,
+          start: formatInZone(workout.startMs, athlete.timeZone),
+          end: formatInZone(workout.endMs, athlete.timeZone),
+          intensityFactor: round2(workout.exercise.intensityFactor),
+        })),
+      ...inputs.planned.map((plan) => ({
+        kind: 'planned' as const,
+        id: plan.row.id,
+        title: plan.row.title,
+        start: formatInZone(plan.startMs, athlete.timeZone),
+        end: formatInZone(plan.endMs, athlete.timeZone),
+        intensityFactor: round2(plan.intensityFactor),
+      })),
+    ],
+    meals: inputs.meals
+      .filter((meal) => meal.atMs >= fromMs)
+      .map((meal) => ({
+        at: formatInZone(meal.atMs, athlete.timeZone),
+        name: meal.name,
+        carbsG: meal.carbsG,
+        absorptionType: meal.absorptionType,
+      })),
+    assumptions: [
+      ...new Set([...athlete.assumptions, ...inputs.assumptions, ...stored.flatMap((day) => day.assumptions)]),
+    ],
+  };
+}
+
+/**
+ * `GET /api/planned-workouts/{id}/fuel`: the predicted level at the start,
+ * the end and the lowest point of a planned workout, its status and the
+ * advice that makes it `ready`. The day is re-simulated from its stored start
+ * (one day, never the chain), with the advice tried out by the model.
+ */
+export async function getPlannedWorkoutFuel(
+  db: Db,
+  principal: TokenPrincipal,
+  id: string,
+  now = new Date(),
+): Promise<PlannedWorkoutFuel> {
+  const row = await findPlannedWorkout(db, principal.userId, id);
+  if (!row) throw new AppError('not_found', `No planned workout ${id}.`);
+  const athlete = await athleteOf(db, principal.userId);
+  const today = localDateOf(now, athlete.timeZone);
+  const stored = await findFuelDay(db, principal.userId, row.date);
+  const inputs = await loadInputs(db, principal.userId, athlete, { from: row.date, to: row.date, today, now });
+  const placed = inputs.planned.find((plan) => plan.row.id === id);
+  if (!placed) {
+    throw new AppError(
+      'unprocessable',
+      row.date < today
+        ? 'The planned workout is in the past: its fuel is the recorded workouts’ now.'
+        : 'The planned workout has no duration, so its fuel cannot be predicted; give it a duration or steps.',
+    );
+  }
+  const simulation = {
+    capacity: athlete.capacity,
+    start: stored?.startState ?? initialState(athlete.capacity),
+    startAt: localMidnightMs(row.date, athlete.timeZone),
+    meals: inputs.meals,
+    exercise: exerciseOf(inputs),
+    restingPerStepG: RESTING_DEMAND_PER_STEP_G,
+  };
+  const plan = planWorkoutFuel({
+    simulation,
+    workout: { startMs: placed.startMs, endMs: placed.endMs },
+    notBeforeMs: now.getTime(),
+  });
+  const total = athlete.capacity.liverG + athlete.capacity.muscleG;
+  const level = (percent: number, atMs: number) => ({
+    at: formatInZone(atMs, athlete.timeZone),
+    totalG: round2((percent / 100) * total),
+    percent: round2(percent),
+  });
+  const startAt = Math.floor(placed.startMs / STEP_MS) * STEP_MS;
+  const endAt = Math.ceil(placed.endMs / STEP_MS) * STEP_MS;
+  return {
+    plannedWorkoutId: id,
+    start: level(plan.startPercent, startAt),
+    end: level(plan.endPercent, endAt),
+    minimum: level(plan.minPercent, lowestAt(simulation, startAt, endAt)),
+    status: plan.status,
+    advice: plan.advice.map((item) => ({
+      at: formatInZone(item.atMs, athlete.timeZone),
+      carbsG: item.carbsG,
+      absorptionType: item.absorptionType,
+      reason: item.reason,
+    })),
+    assumptions: [
+      ...new Set([
+        ...athlete.assumptions,
+        ...inputs.assumptions,
+        ...(stored ? [] : ['No stored fuel chain yet: the day starts from the model’s start state.']),
+      ]),
+    ],
+  };
+}
+
+/** When the level is lowest between two step boundaries (the first such time), as logged. */
+function lowestAt(
+  input: Omit<Parameters<typeof simulateGlycogen>[0], 'steps'>,
+  startAt: number,
+  endAt: number,
+): number {
+  const { points } = simulateGlycogen({ ...input, steps: Math.round((endAt - input.startAt) / STEP_MS) });
+  let lowest = { atMs: startAt, level: Number.POSITIVE_INFINITY };
+  for (const point of points) {
+    if (point.atMs < startAt) continue;
+    const level = percentOf(point, input.capacity);
+    if (level < lowest.level) lowest = { atMs: point.atMs, level };
+  }
+  return lowest.atMs;
+}
