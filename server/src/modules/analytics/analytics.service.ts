@@ -23,7 +23,7 @@ import {
   type StoredRecoveryDay,
 } from './analytics.repository.ts';
 import { RECOVERY_HISTORY_DAYS, recoverySeries, type RecoveryDay } from './recovery.model.ts';
-import { type DatedStress, trainingLoadSeries, workoutStress } from './training-load.model.ts';
+import { type DatedStress, stressOfWorkoutRow, trainingLoadSeries } from './training-load.model.ts';
 
 export interface LoadAndRecoveryOutcome {
   /** First day rewritten, or `null` when the user has no data to compute from. */
@@ -62,18 +62,11 @@ export async function recomputeLoadAndRecovery(
   const previous = from > firstData ? await findTrainingLoadDay(trx, userId, addDays(from, -1)) : undefined;
   const stress: DatedStress[] = [];
   for (const workout of await listWorkoutsFrom(trx, userId, previous ? from : firstData)) {
-    const scored = workoutStress(
-      {
-        sport: workout.sport,
-        subSport: workout.subSport,
-        movingSecs: workout.movingSecs,
-        elapsedSecs: workout.elapsedSecs,
-        normalizedPower: workout.normalizedPower,
-        avgPower: workout.avgPower,
-        avgHr: workout.avgHr,
-      },
-      { ftp: profile.ftpWatts, restingHr: profile.restingHr, thresholdHr: profile.thresholdHr },
-    );
+    const scored = stressOfWorkoutRow(workout, {
+      ftp: profile.ftpWatts,
+      restingHr: profile.restingHr,
+      thresholdHr: profile.thresholdHr,
+    });
     if (scored) stress.push({ date: workout.localDate, tss: scored.tss, method: scored.method });
   }
   const load = trainingLoadSeries(stress, {

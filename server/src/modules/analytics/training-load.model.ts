@@ -61,7 +61,8 @@ const RAMP_WINDOW_DAYS = 7;
  * used. Model defaults: typical steady training intensities of each sport
  * (an endurance ride, an easy run, a strength session), below threshold.
  * The keys are the planned-workout sports of the contract, so every sport a
- * plan can name has a value.
+ * plan can name has a value. The glycogen model's exercise drain uses the
+ * same table (one declaration, fuel/glycogen.constants.ts re-exports it).
  */
 export const SPORT_INTENSITY: Readonly<Record<PlannedSport, number>> = {
   ride: 0.65,
@@ -360,4 +361,31 @@ function assertLocalDate(date: string): void {
   if (!LOCAL_DATE.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) {
     throw new RangeError(`not a YYYY-MM-DD date: ${date}`);
   }
+}
+
+/** What a stored workout row offers the stress model. */
+export interface WorkoutRowForStress {
+  readonly sport: string;
+  readonly subSport: string | null;
+  readonly movingSecs: number | null;
+  readonly elapsedSecs: number | null;
+  readonly normalizedPower: number | null;
+  readonly avgPower: number | null;
+  readonly avgHr: number | null;
+}
+
+/** `workoutStress` of a stored workout row (training load and the fuel model read workouts alike). */
+export function stressOfWorkoutRow(row: WorkoutRowForStress, profile: StressProfile): WorkoutStress | null {
+  return workoutStress(
+    {
+      sport: row.sport,
+      subSport: row.subSport,
+      movingSecs: row.movingSecs,
+      elapsedSecs: row.elapsedSecs,
+      normalizedPower: row.normalizedPower,
+      avgPower: row.avgPower,
+      avgHr: row.avgHr,
+    },
+    profile,
+  );
 }

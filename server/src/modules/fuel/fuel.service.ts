@@ -5,7 +5,7 @@ import type { PlannedWorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { addDays, daysBetween, formatInZone, localDateOf, localMidnightMs, zonedTimeMs } from '../../lib/dates.ts';
 import { findModelProfile } from '../analytics/analytics.repository.ts';
-import { workoutStress } from '../analytics/training-load.model.ts';
+import { stressOfWorkoutRow } from '../analytics/training-load.model.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
 import { findPlannedWorkout, listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import { defaultFtpWatts, exerciseFromBlocks, plannedWorkoutIntensity, type ExerciseInput } from './exercise.ts';
@@ -172,18 +172,11 @@ async function loadInputs(
       absorptionType: meal.absorptionType,
     })),
     recorded: workoutRows.map((workout) => {
-      const stress = workoutStress(
-        {
-          sport: workout.sport,
-          subSport: workout.subSport,
-          movingSecs: workout.movingSecs,
-          elapsedSecs: workout.elapsedSecs,
-          normalizedPower: workout.normalizedPower,
-          avgPower: workout.avgPower,
-          avgHr: workout.avgHr,
-        },
-        { ftp: athlete.ftpWatts, restingHr: athlete.restingHr, thresholdHr: athlete.thresholdHr },
-      );
+      const stress = stressOfWorkoutRow(workout, {
+        ftp: athlete.ftpWatts,
+        restingHr: athlete.restingHr,
+        thresholdHr: athlete.thresholdHr,
+      });
       const startMs = workout.startTime.getTime();
       const endMs = startMs + (workout.elapsedSecs ?? workout.movingSecs ?? 0) * 1000;
       const intensityFactor = stress?.intensityFactor ?? 0;

@@ -4,7 +4,7 @@
  * here changes the worked examples in test/unit/glycogen-examples.test.ts,
  * which must be updated with it.
  */
-import type { ABSORPTION_TYPES, PlannedSport } from '@pacer/contract';
+import type { ABSORPTION_TYPES } from '@pacer/contract';
 
 /**
  * How fast an item's carbohydrate is released, as the nutrition contract
@@ -150,18 +150,7 @@ export const DEFAULT_FTP_WATTS_PER_KG = 3.0;
  * and other sessions low because much of their time is rest. The same values
  * serve the training-stress estimate.
  */
-export const SPORT_INTENSITY_FACTORS: Readonly<Record<PlannedSport, number>> = {
-  ride: 0.65,
-  run: 0.75,
-  swim: 0.7,
-  row: 0.7,
-  ski: 0.65,
-  walk: 0.5,
-  hike: 0.5,
-  strength: 0.6,
-  yoga: 0.4,
-  other: 0.4,
-};
+export { SPORT_INTENSITY as SPORT_INTENSITY_FACTORS } from '../analytics/training-load.model.ts';
 
 /**
  * Intensity factor of a planned step whose target is a heart-rate zone, zones
