@@ -31,6 +31,8 @@ const READ_TOOLS = [
   'get_wellness',
   'get_training_load',
   'get_recovery',
+  'get_fuel_timeline',
+  'get_workout_fuel_plan',
   'get_nutrition',
   'list_planned_workouts',
   'get_planned_workout',
