@@ -5,6 +5,7 @@ import { reportsContract } from './reports.ts';
 import { nutritionContract } from './nutrition.ts';
 import { plannedWorkoutsContract } from './planned-workouts.ts';
 import { profileContract } from './profile.ts';
+import { recommendationsContract } from './recommendations.ts';
 import { wellnessContract } from './wellness.ts';
 import { webhooksContract, developerWebhooksContract } from './webhooks.ts';
 import { workoutsContract } from './workouts.ts';
@@ -18,6 +19,7 @@ export * from './memories.ts';
 export * from './nutrition.ts';
 export * from './planned-workouts.ts';
 export * from './profile.ts';
+export * from './recommendations.ts';
 export * from './reports.ts';
 export * from './wellness.ts';
 export * from './webhooks.ts';
@@ -35,6 +37,7 @@ export const contract = c.router({
   reports: reportsContract,
   analytics: analyticsContract,
   fuel: fuelContract,
+  recommendations: recommendationsContract,
   admin: adminContract,
   webhooks: webhooksContract,
   developer: developerWebhooksContract,

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { ALL_TOOLS } from '../../server/src/mcp/registry.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
+import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
@@ -266,6 +267,57 @@ describe('an assistant on the MCP SDK client', () => {
     expect(fuel.meals.map((meal) => meal.name)).toEqual(['Oats']);
     const plan = await use<{ plannedWorkoutId: string; status: string }>('get_workout_fuel_plan', { id: planned.id });
     expect(plan.plannedWorkoutId).toBe(planned.id);
+
+    // Recommendations as the rules would store them (this athlete's data fires none by itself).
+    const easier = await insertRecommendation(server.db, athlete.id, {
+      kind: 'easier_workout',
+      dedupeKey: `easier:${planned.id}:${now.date}`,
+      plannedWorkoutId: planned.id,
+      title: 'Make “Threshold intervals” an easy endurance session',
+      body: 'Your recovery score is 38, in the recover band below 45.',
+      evidence: {
+        rule: 'low_recovery_before_hard_workout',
+        recoveryDate: now.date,
+        recoveryScore: 38,
+        recoveryThreshold: 45,
+        date: now.date,
+        plannedTss: 95,
+        intensityFactor: 0.97,
+        hardTss: 80,
+        hardIntensityFactor: 0.85,
+      },
+      action: {
+        type: 'swap_structure',
+        plannedWorkoutId: planned.id,
+        intent: 'endurance',
+        structure: { steps: [{ type: 'steady', duration: { type: 'time', secs: 3600 } }] },
+        durationSecs: 3600,
+        trainingStress: 42,
+      },
+    });
+    const lighter = await insertRecommendation(server.db, athlete.id, {
+      kind: 'lighter_week',
+      dedupeKey: `lighter:${now.date}`,
+      plannedWorkoutId: null,
+      title: 'Make the week lighter',
+      body: 'Your fitness (CTL) rose by 9 in 7 days.',
+      evidence: { rule: 'ctl_ramp_too_steep', date: now.date, ctl: 50, ctlWeekBefore: 41, ctlRamp: 9, threshold: 8 },
+      action: { type: 'scale_week', scaleTrainingStress: 0.8, from: now.date, to: now.date, plannedWorkoutIds: [] },
+    });
+    const open = await use<{ items: { id: string; status: string }[] }>('list_recommendations');
+    expect(open.items.map((item) => item.id).sort()).toEqual([easier.id, lighter.id].sort());
+    expect(await use('dismiss_recommendation', { id: lighter.id })).toMatchObject({
+      id: lighter.id,
+      status: 'dismissed',
+    });
+    expect(await use('accept_recommendation', { id: easier.id, idempotency_key: 'accept-easier' })).toMatchObject({
+      id: easier.id,
+      status: 'accepted',
+    });
+    expect(await use('get_planned_workout', { id: planned.id })).toMatchObject({
+      trainingStress: 42,
+      durationSecs: 3600,
+    });
 
     const memory = await use<{ id: string }>('remember_memory', {
       content: 'Training for a 200 km gravel race in May.',

@@ -17,6 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SCOPES, type Scope } from '@pacer/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
+import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { connectWithHeaders, connectWithToken, toolError, toolResult } from '../support/mcp-client.ts';
@@ -33,6 +34,7 @@ const READ_TOOLS = [
   'get_recovery',
   'get_fuel_timeline',
   'get_workout_fuel_plan',
+  'list_recommendations',
   'get_nutrition',
   'list_planned_workouts',
   'get_planned_workout',
@@ -50,6 +52,8 @@ const WRITE_TOOLS = [
   'delete_planned_workout',
   'remember_memory',
   'forget_memory',
+  'accept_recommendation',
+  'dismiss_recommendation',
 ];
 const ASYNC_TOOLS = ['generate_report', 'sync_data', 'generate_workout_structure', 'get_async_job_status'];
 const ALL_TOOLS = [...READ_TOOLS, ...WRITE_TOOLS, ...ASYNC_TOOLS];
@@ -262,6 +266,7 @@ describe("another user's ids", () => {
   let othersReportId: string;
   let othersPlannedWorkoutId: string;
   let othersMemoryId: string;
+  let othersRecommendationId: string;
 
   beforeAll(async () => {
     athlete = await connect(server);
@@ -278,6 +283,30 @@ describe("another user's ids", () => {
       await run(other.client, 'remember_memory', { content: 'Rides with a power meter.' }),
     ).id;
     await awaitJob(other.client, 'report', othersReportId);
+    othersRecommendationId = (
+      await insertRecommendation(server.db, other.user.id, {
+        kind: 'lighter_week',
+        dedupeKey: 'lighter:2026-11-20',
+        plannedWorkoutId: null,
+        title: 'Make the week lighter',
+        body: 'CTL rose by 9 in 7 days.',
+        evidence: {
+          rule: 'ctl_ramp_too_steep',
+          date: '2026-11-20',
+          ctl: 50,
+          ctlWeekBefore: 41,
+          ctlRamp: 9,
+          threshold: 8,
+        },
+        action: {
+          type: 'scale_week',
+          scaleTrainingStress: 0.8,
+          from: '2026-11-20',
+          to: '2026-11-26',
+          plannedWorkoutIds: [othersPlannedWorkoutId],
+        },
+      })
+    ).id;
   });
   afterAll(async () => {
     await Promise.all([athlete?.client.close(), other?.client.close()]);
@@ -289,6 +318,8 @@ describe("another user's ids", () => {
     { name: 'get_planned_workout', args: () => ({ id: othersPlannedWorkoutId }) },
     { name: 'forget_memory', args: () => ({ id: othersMemoryId }) },
     { name: 'delete_planned_workout', args: () => ({ id: othersPlannedWorkoutId }) },
+    { name: 'accept_recommendation', args: () => ({ id: othersRecommendationId }) },
+    { name: 'dismiss_recommendation', args: () => ({ id: othersRecommendationId }) },
   ])("$name with another user's id answers not_found", async ({ name, args }) => {
     expect(await errorCodeOf(athlete.client, name, args())).toBe('not_found');
   });
@@ -298,6 +329,13 @@ describe("another user's ids", () => {
     toolResult(await run(other.client, 'get_planned_workout', { id: othersPlannedWorkoutId }));
     const memories = toolResult<{ items: { id: string }[] }>(await run(other.client, 'list_memories'));
     expect(memories.items.map((memory) => memory.id)).toContain(othersMemoryId);
+    const recommendation = await server.db
+      .selectFrom('recommendations')
+      .select('status')
+      .where('id', '=', othersRecommendationId)
+      .executeTakeFirstOrThrow();
+    // Never decided by the stranger (a recompute of the owner's data may have expired it meanwhile).
+    expect(['open', 'expired']).toContain(recommendation.status);
   });
 
   it('answers not_found for a job id that is not a UUID', async () => {

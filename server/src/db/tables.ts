@@ -3,6 +3,8 @@ import type {
   AsyncJobStatusValue,
   AsyncJobType,
   MemoryCategory,
+  RecommendationKind,
+  RecommendationStatus,
   ReportType,
   WebhookDeliveryState,
 } from '@pacer/contract';
@@ -348,6 +350,7 @@ export interface Database {
   dailyTrainingLoad: DailyTrainingLoadTable;
   dailyRecovery: DailyRecoveryTable;
   fuelDays: FuelDaysTable;
+  recommendations: RecommendationsTable;
 }
 
 /** The states of DESIGN.md §3, declared once in the contract. */
@@ -503,3 +506,24 @@ export interface FuelDaysTable {
   points: Json<unknown[]>;
   assumptions: Json<string[]>;
 }
+
+/** A suggestion of the rules (modules/recommendations); `dedupeKey` names the situation it is about. */
+export interface RecommendationsTable {
+  id: Generated<string>;
+  userId: string;
+  kind: RecommendationKind;
+  status: RecommendationStatus;
+  plannedWorkoutId: string | null;
+  title: string;
+  body: string;
+  /** The contract's `RecommendationEvidence`. */
+  evidence: Json<Record<string, unknown>>;
+  /** The contract's `RecommendationAction`. */
+  action: Json<Record<string, unknown>>;
+  dedupeKey: string;
+  createdAt: DefaultedTimestamp;
+  updatedAt: DefaultedTimestamp;
+  /** When it left `open`. */
+  decidedAt: Timestamp | null;
+}
+export type RecommendationRow = Selectable<RecommendationsTable>;

@@ -14,6 +14,7 @@ import { workoutRoutes } from '../modules/workouts/workouts.routes.ts';
 import { reportRoutes } from '../modules/reports/reports.routes.ts';
 import { analyticsRoutes } from '../modules/analytics/analytics.routes.ts';
 import { fuelRoutes } from '../modules/fuel/fuel.routes.ts';
+import { recommendationsRoutes } from '../modules/recommendations/recommendations.routes.ts';
 import { mcpRouter } from '../mcp/mcp.router.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { purgeExpiredQueue } from '../queue/queues.ts';
@@ -31,6 +32,7 @@ import { servedOpenApiDocument } from './openapi.ts';
 import { withRestRateLimits } from './rate-limit.middleware.ts';
 import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts';
 import { developerPages } from './pages/developer.pages.ts';
+import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { requestContext } from './request-context.ts';
 import { sql } from 'kysely';
@@ -113,6 +115,7 @@ export function createApp(deps: AppDeps): Express {
       reports: reportRoutes(deps),
       analytics: analyticsRoutes(deps),
       fuel: fuelRoutes(deps),
+      recommendations: recommendationsRoutes(deps),
     },
     app,
     {
@@ -133,6 +136,7 @@ export function createApp(deps: AppDeps): Express {
     settingsPages(deps),
     developerPages(deps),
     adminPages(deps),
+    dashboardPages(deps),
   );
 
   app.use(notFoundHandler);

@@ -6,13 +6,20 @@ import type { ToolDefinition, ToolPhase } from './tool.ts';
 import { analyticsTools } from './tools/analytics.tools.ts';
 import { asyncTools } from './tools/async.tools.ts';
 import { readTools } from './tools/read.tools.ts';
+import { recommendationTools } from './tools/recommendation.tools.ts';
 import { writeTools } from './tools/write.tools.ts';
 
 /** DESIGN.md §3 "MCP / Tools": snake_case names of at most 40 characters, at most 40 tools. */
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 export const MAX_TOOLS = 40;
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [...readTools, ...analyticsTools, ...writeTools, ...asyncTools];
+export const ALL_TOOLS: readonly ToolDefinition[] = [
+  ...readTools,
+  ...analyticsTools,
+  ...recommendationTools,
+  ...writeTools,
+  ...asyncTools,
+];
 
 /**
  * JSON Schema (draft-07, what MCP hosts' validators read) of a tool's

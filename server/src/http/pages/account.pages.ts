@@ -129,7 +129,10 @@ function homePage(csrf: string, user: User | undefined): string {
         <input type="hidden" name="_csrf" value="${csrf}" />
         <button type="submit">Sign out</button>
       </form>
-      <nav><a href="/docs">API docs</a></nav>`,
+      <nav>
+        <a href="/dashboard">Dashboard</a> · <a href="/settings">Connected apps</a> ·
+        <a href="/developer">Developer portal</a> · <a href="/docs">API docs</a>
+      </nav>`,
   );
 }
 

@@ -374,6 +374,51 @@ export async function getPlannedWorkoutFuel(
         : 'The planned workout has no duration, so its fuel cannot be predicted; give it a duration or steps.',
     );
   }
+  return planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now });
+}
+
+/**
+ * The fuel plan of every planned workout from `range.from` to `range.to`
+ * (never before today) that has not started by `now`, as
+ * `GET /api/planned-workouts/{id}/fuel` would answer for each, in the
+ * caller's handle or transaction. Reads the stored chain, so a caller that
+ * has just recomputed it in its transaction sees the new one. Workouts that
+ * cannot be placed (no duration) are left out.
+ */
+export async function planUpcomingWorkoutsFuel(
+  db: DbOrTrx,
+  userId: string,
+  range: { readonly from: string; readonly to: string },
+  now: Date,
+): Promise<PlannedWorkoutFuel[]> {
+  const athlete = await athleteOf(db, userId);
+  const today = localDateOf(now, athlete.timeZone);
+  const from = range.from > today ? range.from : today;
+  if (from > range.to) return [];
+  const inputs = await loadInputs(db, userId, athlete, { from, to: range.to, today, now });
+  const upcoming = inputs.planned.filter((plan) => plan.startMs > now.getTime());
+  if (upcoming.length === 0) return [];
+  const stored = new Map((await listFuelDays(db, userId, from, range.to)).map((day) => [day.date, day]));
+  return upcoming.map((placed) =>
+    planPlacedWorkoutFuel({ athlete, inputs, placed, stored: stored.get(placed.row.date), now }),
+  );
+}
+
+interface PlacedWorkoutFuelOptions {
+  readonly athlete: Athlete;
+  readonly inputs: FuelWindowInputs;
+  readonly placed: PlacedPlannedWorkout;
+  /** The stored day of the workout's date; without one the day starts from the model's start state. */
+  readonly stored: Pick<StoredFuelDay, 'startState'> | undefined;
+  readonly now: Date;
+}
+
+/**
+ * The workout's day re-simulated from its stored start (one day, never the
+ * chain), with the advice tried out by the model.
+ */
+function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedWorkoutFuelOptions): PlannedWorkoutFuel {
+  const row = placed.row;
   const simulation = {
     capacity: athlete.capacity,
     start: stored?.startState ?? initialState(athlete.capacity),
@@ -396,7 +441,7 @@ export async function getPlannedWorkoutFuel(
   const startAt = Math.floor(placed.startMs / STEP_MS) * STEP_MS;
   const endAt = Math.ceil(placed.endMs / STEP_MS) * STEP_MS;
   return {
-    plannedWorkoutId: id,
+    plannedWorkoutId: row.id,
     start: level(plan.startPercent, startAt),
     end: level(plan.endPercent, endAt),
     minimum: level(plan.minPercent, lowestAt(simulation, startAt, endAt)),

@@ -1,8 +1,16 @@
-import type { DateRangeQuery, NutritionDay, NutritionItem, NutritionLog, NutritionUpsert } from '@pacer/contract';
+import {
+  MAX_ITEMS_PER_DAY,
+  type DateRangeQuery,
+  type NutritionDay,
+  type NutritionItem,
+  type NutritionLog,
+  type NutritionUpsert,
+} from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
+import { AppError } from '../../errors.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { addDays, formatWithOffset, offsetMinutesOf, resolveLocalDate } from '../../lib/dates.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
@@ -74,6 +82,58 @@ export async function upsertNutritionDay(
       },
     };
   });
+}
+
+/**
+ * Add items to the calling app's log of one date, keeping what the app
+ * logged there before. `upsertNutritionDay` replaces the app's items of the
+ * date (the REST contract), so this takes the log's row lock first, reads the
+ * app's items under it and sends them back with the new ones: two concurrent
+ * additions both land. Other apps' items are untouched, as always. At most
+ * `MAX_ITEMS_PER_DAY` items in all (else `unprocessable`).
+ */
+export async function appendNutritionItems(
+  deps: AnalyticsInputDeps,
+  principal: TokenPrincipal,
+  date: string,
+  items: NutritionUpsert['items'],
+): Promise<NutritionUpsertResult> {
+  return inTransaction(deps.db, async (trx) => {
+    const { log } = await upsertNutritionLog(trx, {
+      userId: principal.userId,
+      date,
+      source: principal.clientId,
+      rawJson: undefined,
+    });
+    const { items: stored } = await findNutritionLogs(trx, principal.userId, [date]);
+    const kept = stored.filter((item) => item.logId === log.id).map(toItemInput);
+    if (kept.length + items.length > MAX_ITEMS_PER_DAY) {
+      throw new AppError(
+        'unprocessable',
+        `The log of ${date} would hold ${String(kept.length + items.length)} items; at most ${String(MAX_ITEMS_PER_DAY)} a day.`,
+      );
+    }
+    return upsertNutritionDay({ ...deps, db: trx }, principal, { date, items: [...kept, ...items] });
+  });
+}
+
+/** A stored item as it was sent: fields stored empty are left out. */
+function toItemInput(row: NutritionItemRow): NutritionUpsert['items'][number] {
+  const item: NutritionUpsert['items'][number] = {
+    name: row.name,
+    logged_at: formatWithOffset(row.loggedAt, row.loggedAtOffsetMinutes),
+    absorptionType: row.absorptionType,
+  };
+  if (row.carbs !== null) item.carbs = row.carbs;
+  if (row.protein !== null) item.protein = row.protein;
+  if (row.fat !== null) item.fat = row.fat;
+  if (row.fiber !== null) item.fiber = row.fiber;
+  if (row.sugar !== null) item.sugar = row.sugar;
+  if (row.calories !== null) item.calories = row.calories;
+  if (row.waterMl !== null) item.waterMl = row.waterMl;
+  if (row.quantity !== null) item.quantity = row.quantity;
+  if (row.meal !== null) item.meal = row.meal;
+  return item;
 }
 
 export async function listNutritionDays(

@@ -1,0 +1,219 @@
+import type { PlannedWorkoutFuel } from '@pacer/contract';
+import { describe, expect, it } from 'vitest';
+import { addDays } from '../../server/src/lib/dates.ts';
+import { trainingLoadSeries } from '../../server/src/modules/analytics/training-load.model.ts';
+import {
+  easierWorkoutSuggestions,
+  evaluateRecommendationRules,
+  fuelAdviceSuggestions,
+  lighterWeekSuggestions,
+  scalePlannedWorkout,
+  type PlannedWorkoutInput,
+  type RuleInputs,
+} from '../../server/src/modules/recommendations/recommendation-rules.ts';
+
+const TODAY = '2026-11-24';
+
+function workout(fields: Partial<PlannedWorkoutInput> = {}): PlannedWorkoutInput {
+  return {
+    id: '00000000-0000-4000-8000-000000000001',
+    date: addDays(TODAY, 1),
+    title: 'Intervals',
+    sport: 'ride',
+    durationSecs: 3600,
+    trainingStress: null,
+    structure: null,
+    ...fields,
+  };
+}
+
+function inputs(fields: Partial<RuleInputs> = {}): RuleInputs {
+  return {
+    today: TODAY,
+    recovery: { date: TODAY, score: 30, status: 'recover' },
+    load: [],
+    planned: [],
+    fuel: [],
+    thresholds: { ftp: 250, thresholdHr: 170 },
+    lighterWeekStartedOn: null,
+    ...fields,
+  };
+}
+
+/** Daily stress `tss` from `days` days before today through yesterday, as stored load days. */
+function loadOf(tss: number, days: number) {
+  const stress = Array.from({ length: days }, (_, index) => ({
+    date: addDays(TODAY, -days + index),
+    tss,
+    method: 'power' as const,
+  }));
+  return trainingLoadSeries(stress, { fromDate: addDays(TODAY, -days), toDate: TODAY }).slice(-8);
+}
+
+describe('rule 1: low recovery before a hard planned workout', () => {
+  it('fires at planned stress 80, not 79.9, when the recovery is below 45', () => {
+    // 75 minutes: IF 0.80 at stress 80, below the intensity threshold, so the stress decides.
+    const at = (trainingStress: number) => workout({ durationSecs: 4500, trainingStress });
+    expect(easierWorkoutSuggestions(inputs({ planned: [at(80)] }))).toHaveLength(1);
+    expect(easierWorkoutSuggestions(inputs({ planned: [at(79.9)] }))).toEqual([]);
+  });
+
+  it('fires at intensity factor 0.85 from the steps even when the stress is low', () => {
+    const structure = {
+      steps: [
+        {
+          type: 'work' as const,
+          duration: { type: 'time' as const, secs: 1800 },
+          target: { type: 'power' as const, minPercentFtp: 85, maxPercentFtp: 85 },
+        },
+      ],
+    };
+    const [suggestion] = easierWorkoutSuggestions(
+      inputs({ planned: [workout({ durationSecs: 1800, trainingStress: 40, structure })] }),
+    );
+    expect(suggestion?.evidence).toMatchObject({ plannedTss: 40, intensityFactor: 0.85 });
+  });
+
+  it('does not fire in the maintain band, beyond 2 days, or when the variant is not easier', () => {
+    const hard = workout({ trainingStress: 95 });
+    expect(
+      easierWorkoutSuggestions(inputs({ recovery: { date: TODAY, score: 50, status: 'maintain' }, planned: [hard] })),
+    ).toEqual([]);
+    expect(easierWorkoutSuggestions(inputs({ planned: [{ ...hard, date: addDays(TODAY, 3) }] }))).toEqual([]);
+    // A 4-hour steady ride is hard by volume; an endurance ride of 4 hours is not 10 % easier.
+    expect(
+      easierWorkoutSuggestions(inputs({ planned: [workout({ durationSecs: 4 * 3600, trainingStress: 180 })] })),
+    ).toEqual([]);
+  });
+
+  it('keys the situation by the workout and its date', () => {
+    const [suggestion] = easierWorkoutSuggestions(inputs({ planned: [workout({ trainingStress: 95 })] }));
+    expect(suggestion?.dedupeKey).toBe(`easier:${workout().id}:${addDays(TODAY, 1)}`);
+    expect(suggestion?.action).toMatchObject({ type: 'swap_structure', intent: 'endurance', durationSecs: 3600 });
+  });
+});
+
+describe('rule 2: fuel at risk', () => {
+  const plan = (status: PlannedWorkoutFuel['status'], advice: PlannedWorkoutFuel['advice']): PlannedWorkoutFuel => ({
+    plannedWorkoutId: workout().id,
+    start: { at: `${addDays(TODAY, 1)}T10:00:00+01:00`, totalG: 300, percent: 57.69 },
+    end: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, totalG: 20, percent: 3.85 },
+    minimum: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, totalG: 20, percent: 3.85 },
+    status,
+    advice,
+    assumptions: [],
+  });
+  const advice = [
+    { at: `${addDays(TODAY, 1)}T08:30:00+01:00`, carbsG: 40, absorptionType: 'FAST' as const, reason: 'x' },
+  ];
+
+  it('suggests the advice of an at_risk workout, citing its levels', () => {
+    const [suggestion] = fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('at_risk', advice)] }));
+    expect(suggestion?.evidence).toEqual({
+      rule: 'fuel_at_risk',
+      date: addDays(TODAY, 1),
+      status: 'at_risk',
+      startPercent: 57.69,
+      minPercent: 3.85,
+      startThreshold: 50,
+      minimumThreshold: 20,
+    });
+    expect(suggestion?.action).toEqual({ type: 'log_nutrition', plannedWorkoutId: workout().id, items: advice });
+  });
+
+  it('ignores top_up workouts and advice that is empty', () => {
+    expect(fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('top_up', advice)] }))).toEqual([]);
+    expect(fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('at_risk', [])] }))).toEqual([]);
+  });
+});
+
+describe('rule 3: CTL ramp over 8 a week', () => {
+  const week = [workout({ date: addDays(TODAY, 2) }), workout({ id: 'later', date: addDays(TODAY, 7) })];
+
+  it('fires above 8 with the days from today through 6 days ahead', () => {
+    const load = loadOf(150, 14);
+    const [suggestion] = lighterWeekSuggestions(inputs({ load, planned: week }));
+    expect(suggestion?.evidence).toMatchObject({ rule: 'ctl_ramp_too_steep', date: TODAY, threshold: 8 });
+    expect((suggestion?.evidence as { ctlRamp: number }).ctlRamp).toBeGreaterThan(8);
+    expect(suggestion?.action).toEqual({
+      type: 'scale_week',
+      scaleTrainingStress: 0.8,
+      from: TODAY,
+      to: addDays(TODAY, 6),
+      plannedWorkoutIds: [workout().id],
+    });
+    expect(suggestion?.dedupeKey).toBe(`lighter:${TODAY}`);
+  });
+
+  it('keeps the week of an earlier suggestion while it runs', () => {
+    const startedOn = addDays(TODAY, -3);
+    const [suggestion] = lighterWeekSuggestions(
+      inputs({ load: loadOf(150, 14), planned: week, lighterWeekStartedOn: startedOn }),
+    );
+    expect(suggestion?.dedupeKey).toBe(`lighter:${startedOn}`);
+    expect(suggestion?.action).toMatchObject({ from: TODAY, to: addDays(startedOn, 6) });
+  });
+
+  it('does not fire at a steady load, without 8 days of load, or without planned workouts', () => {
+    expect(lighterWeekSuggestions(inputs({ load: loadOf(40, 200), planned: week }))).toEqual([]);
+    expect(lighterWeekSuggestions(inputs({ load: loadOf(150, 14).slice(-7), planned: week }))).toEqual([]);
+    expect(lighterWeekSuggestions(inputs({ load: loadOf(150, 14), planned: [] }))).toEqual([]);
+  });
+});
+
+describe('a lighter planned workout', () => {
+  it('scales stress, duration and every step by the factor, intensities unchanged', () => {
+    const scaled = scalePlannedWorkout(
+      {
+        durationSecs: 3600,
+        trainingStress: 77,
+        structure: {
+          steps: [
+            { type: 'warmup', duration: { type: 'time', secs: 601 } },
+            {
+              type: 'interval',
+              repeat: 3,
+              steps: [
+                {
+                  type: 'work',
+                  duration: { type: 'distance', meters: 1000 },
+                  target: { type: 'pace', minSecsPerKm: 240, maxSecsPerKm: 250 },
+                },
+              ],
+            },
+          ],
+        },
+      },
+      0.8,
+    );
+    expect(scaled).toEqual({
+      durationSecs: 2880,
+      trainingStress: 61.6,
+      structure: {
+        steps: [
+          { type: 'warmup', duration: { type: 'time', secs: 481 } },
+          {
+            type: 'interval',
+            repeat: 3,
+            steps: [
+              {
+                type: 'work',
+                duration: { type: 'distance', meters: 800 },
+                target: { type: 'pace', minSecsPerKm: 240, maxSecsPerKm: 250 },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(scalePlannedWorkout({ durationSecs: null, trainingStress: null, structure: null }, 0.8)).toEqual({});
+  });
+});
+
+describe('all rules', () => {
+  it('name each situation once', () => {
+    const hard = workout({ trainingStress: 95 });
+    const suggestions = evaluateRecommendationRules(inputs({ planned: [hard, hard], load: loadOf(150, 14) }));
+    expect(suggestions.map((suggestion) => suggestion.kind).sort()).toEqual(['easier_workout', 'lighter_week']);
+  });
+});
