@@ -6,7 +6,7 @@
  * coalesced into a few jobs per user.
  */
 import { addDays } from '../../server/src/lib/dates.ts';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecoveryDay, TrainingLoad } from '@pacer/contract';
 import type { User } from '../../server/src/db/tables.ts';
 import { recoveryForDay } from '../../server/src/modules/analytics/recovery.model.ts';
@@ -14,6 +14,7 @@ import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
 import { connectWithToken, toolResult } from '../support/mcp-client.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { deliver } from '../support/webhooks.ts';
 
@@ -27,21 +28,8 @@ afterAll(async () => {
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-/** Wait until the user's recompute request is served (no row left) and `check` holds. */
-async function settled(user: User, check: () => Promise<void> = () => Promise.resolve()): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const pending = await server.db
-        .selectFrom('analyticsRecomputeRequests')
-        .select('userId')
-        .where('userId', '=', user.id)
-        .executeTakeFirst();
-      expect(pending).toBeUndefined();
-      await check();
-    },
-    { timeout: 15_000, interval: 50 },
-  );
-}
+/** Wait until the user's recompute request is served and `check` holds. */
+const settled = (user: User, check?: () => Promise<void>) => waitForRecompute(server.db, user.id, check);
 
 async function recoveryOf(token: string, date: string): Promise<RecoveryDay | undefined> {
   const res = await call<{ items: RecoveryDay[] }>(server.url, 'GET', `/api/recovery?from=${date}&to=${date}`, {

@@ -7,13 +7,14 @@
  */
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel, RecoveryDay, TrainingLoad } from '@pacer/contract';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
 import { launchBrowser, openSignedInPage } from '../support/browser.ts';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const ZONE = 'Europe/Berlin';
@@ -64,20 +65,7 @@ async function get<T>(path: string): Promise<T> {
   return res.body;
 }
 
-/** Derived data is recomputed in the background: wait until the user's request is served. */
-async function settled(user: User): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const pending = await server.db
-        .selectFrom('analyticsRecomputeRequests')
-        .select('userId')
-        .where('userId', '=', user.id)
-        .executeTakeFirst();
-      expect(pending).toBeUndefined();
-    },
-    { timeout: 30_000, interval: 50 },
-  );
-}
+const settled = (user: User) => waitForRecompute(server.db, user.id);
 
 /**
  * 90 days of wellness (five of them sleep only), five one-hour rides with

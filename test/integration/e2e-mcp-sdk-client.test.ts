@@ -31,6 +31,7 @@ import {
   toolError,
   toolResult,
 } from '../support/mcp-client.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
@@ -244,17 +245,8 @@ describe('an assistant on the MCP SDK client', () => {
     expect(withSteps.structure?.steps.some((step) => step.label?.includes('W)'))).toBe(true); // watts from FTP 260
 
     // Derived data, recomputed in the background after the writes above.
-    await vi.waitFor(
-      async () =>
-        expect(
-          await server.db
-            .selectFrom('analyticsRecomputeRequests')
-            .select('userId')
-            .where('userId', '=', athlete.id)
-            .execute(),
-        ).toEqual([]),
-      { timeout: 15_000, interval: 50 },
-    );
+    await waitForRecompute(server.db, athlete.id);
+
     const load = await use<{ items: { date: string; tss: number }[] }>('get_training_load', {
       from: uploaded.localDate,
       to: uploaded.localDate,

@@ -4,11 +4,12 @@
  * advice, eaten as advised, makes it `ready` (SCIENCE.md's promise).
  */
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel } from '@pacer/contract';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays, localDateOf } from '../../server/src/lib/dates.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
@@ -30,19 +31,7 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function settled(): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const pending = await server.db
-        .selectFrom('analyticsRecomputeRequests')
-        .select('userId')
-        .where('userId', '=', athlete.id)
-        .executeTakeFirst();
-      expect(pending).toBeUndefined();
-    },
-    { timeout: 20_000, interval: 50 },
-  );
-}
+const settled = () => waitForRecompute(server.db, athlete.id);
 
 async function timeline(from: string, to: string): Promise<FuelTimeline> {
   const res = await call<FuelTimeline>(server.url, 'GET', `/api/fuel/timeline?from=${from}&to=${to}`, { token });

@@ -17,12 +17,13 @@ import type {
   Scope,
   TrainingLoad,
 } from '@pacer/contract';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays, localDateOf } from '../../server/src/lib/dates.ts';
 import { upsertWellness } from '../../server/src/modules/wellness/wellness.repository.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { seedWorkout } from '../support/training-data.ts';
 
@@ -58,20 +59,7 @@ async function athlete(): Promise<Athlete> {
   return { user, token };
 }
 
-/** Wait until the user's recompute request is served (the recommendations are refreshed in it). */
-async function settled(user: User): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const pending = await server.db
-        .selectFrom('analyticsRecomputeRequests')
-        .select('userId')
-        .where('userId', '=', user.id)
-        .executeTakeFirst();
-      expect(pending).toBeUndefined();
-    },
-    { timeout: 20_000, interval: 50 },
-  );
-}
+const settled = (user: User) => waitForRecompute(server.db, user.id);
 
 /** Thresholds and weight; a profile change also recomputes everything from the first data. */
 async function setProfile({ token }: Athlete): Promise<void> {

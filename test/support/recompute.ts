@@ -1,0 +1,28 @@
+import { expect, vi } from 'vitest';
+import type { Db } from '../../server/src/db/database.ts';
+
+/**
+ * Derived data (training load, recovery, fuel, recommendations) is recomputed
+ * in the background: wait until the user's recompute request has been served
+ * (its row is gone), observing state rather than sleeping. `check` may add a
+ * condition that must hold too.
+ */
+export async function waitForRecompute(
+  db: Db,
+  userId: string,
+  check: () => Promise<void> = () => Promise.resolve(),
+  timeoutMs = 30_000,
+): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const pending = await db
+        .selectFrom('analyticsRecomputeRequests')
+        .select('userId')
+        .where('userId', '=', userId)
+        .executeTakeFirst();
+      expect(pending).toBeUndefined();
+      await check();
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
+}
