@@ -25,18 +25,23 @@
  *    2-5 has stopped (same database, every rate limit off): tools/call
  *    get_profile against REST GET /api/profile (MCP/REST at p50, 3 rounds),
  *    tools/list, calls/s at 10 and 50 clients, generate_report -> completed.
+ * 7. Derived data (analytics-bench.ts), on a server of its own like step 6:
+ *    GET /api/fuel/timeline for 14 days (200 meal items, 20 workouts), the
+ *    full recompute of a year of data (in process and through the worker),
+ *    and the lag of the stored recovery behind POST /api/wellness at 50/s.
  * Then a human-readable summary, then one JSON line with every figure.
  *
  * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
- * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`; default all of them). Without `startup`
+ * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
  * PACER_BENCH_PROFILE_RATE (GET /api/profile per second in step 4, default 50),
  * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30),
- * PACER_BENCH_MCP_REQUESTS (requests per client in each latency run of step 6, default 500).
+ * PACER_BENCH_MCP_REQUESTS (requests per client in each latency run of step 6, default 500),
+ * PACER_BENCH_ANALYTICS_LAG_DURATION (s of the steady 50/s wellness writes in step 7, default 30).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +64,7 @@ import {
   runMcpBench,
   type McpBenchResult,
 } from './mcp-bench.ts';
+import type { AnalyticsBenchResult } from './analytics-bench.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
@@ -71,8 +77,11 @@ const UPLOAD_RUNS = positiveNumber('PACER_BENCH_UPLOAD_RUNS', 7);
 const PROFILE_RATE = positiveNumber('PACER_BENCH_PROFILE_RATE', 50);
 const WEBHOOK_LAG_DURATION_S = positiveNumber('PACER_BENCH_LAG_DURATION', 30);
 const MCP_REQUESTS = positiveNumber('PACER_BENCH_MCP_REQUESTS', 500);
+const ANALYTICS_LAG_DURATION_S = positiveNumber('PACER_BENCH_ANALYTICS_LAG_DURATION', 30);
+/** Users the lag run of step 7 spreads its writes over. */
+const ANALYTICS_LAG_USERS = 20;
 const UPLOAD_CONCURRENCY = 4;
-const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks', 'mcp'] as const;
+const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks', 'mcp', 'analytics'] as const;
 type Section = (typeof SECTIONS)[number];
 const ONLY = ((): ReadonlySet<Section> => {
   try {
@@ -99,6 +108,10 @@ const TARGETS = {
   webhookLagP95Ms: 1000,
   mcpRestP50Ratio: 1.3,
   mcpReportP95Ms: 2000,
+  fuelTimelineP50Ms: 20,
+  yearRecomputeMs: 1000,
+  recomputeLagRate: 50,
+  recomputeLagP95Ms: 2000,
 } as const;
 
 /** Limits the bench lifts so uploads are never 413'd or 429'd (the server's defaults: 25 MiB, 30 uploads a minute). */
@@ -765,7 +778,8 @@ async function main(): Promise<void> {
     !ONLY.has('oauth') &&
     !ONLY.has('uploads') &&
     !ONLY.has('webhooks') &&
-    !ONLY.has('mcp')
+    !ONLY.has('mcp') &&
+    !ONLY.has('analytics')
   ) {
     log('\nno section on the throughput server selected');
     printSummary(log, { empty, existing });
@@ -976,6 +990,8 @@ async function main(): Promise<void> {
 
   let mcpRun: McpBenchResult | undefined;
   if (ONLY.has('mcp')) mcpRun = await runMcpSection(log, { dataDir, databaseUrl });
+  let analyticsRun: AnalyticsBenchResult | undefined;
+  if (ONLY.has('analytics')) analyticsRun = await runAnalyticsSection(log, { dataDir, databaseUrl });
 
   printSummary(log, {
     empty,
@@ -987,6 +1003,7 @@ async function main(): Promise<void> {
     uploadRun,
     webhookRun,
     mcpRun,
+    analyticsRun,
     readyMs,
     stopMs,
   });
@@ -1051,6 +1068,84 @@ async function runMcpSection(
   }
 }
 
+/** Runs `count` tasks, `concurrency` at a time, results in order. */
+async function inTurns<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  const lane = async () => {
+    for (let index = next++; index < count; index = next++) results[index] = await task(index);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+  return results;
+}
+
+/** 7. Derived data on a server of its own (every limiter off, as step 6), then stopped. */
+async function runAnalyticsSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<AnalyticsBenchResult> {
+  // Loaded only for this section: it runs the server's recompute in this process.
+  const { ANALYTICS_BENCH_SCOPES, ANALYTICS_BENCH_TIME_ZONE, analyticsBenchLines, runAnalyticsBench } =
+    await import('./analytics-bench.ts');
+  log(
+    `\n[7] analytics (fuel timeline, recompute of a year, recompute lag), on a server of its own on the same database`,
+  );
+  const port = await freePort();
+  const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
+  const server = spawnServer(env, port);
+  try {
+    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    const makeUser = async (scopes: readonly string[]) => {
+      const email = `bench-analytics-${randomBytes(4).toString('hex')}@example.com`;
+      const user = await runCli<{ id: string }>(env, [
+        'user:create',
+        `--email=${email}`,
+        `--password=${randomBytes(12).toString('hex')}`,
+        '--time-zone',
+        ANALYTICS_BENCH_TIME_ZONE,
+        '--json',
+      ]);
+      const token = await runCli<{ access_token: string }>(env, [
+        'token:create',
+        '--email',
+        email,
+        ...scopes.flatMap((scope) => ['--scope', scope]),
+        '--expires-in',
+        '7200',
+        '--json',
+      ]);
+      return { id: user.id, token: token.access_token };
+    };
+    const fuelUser = await makeUser(ANALYTICS_BENCH_SCOPES.fuel);
+    const yearUser = await makeUser(ANALYTICS_BENCH_SCOPES.year);
+    const lagUsers = await inTurns(ANALYTICS_LAG_USERS, 4, () => makeUser(ANALYTICS_BENCH_SCOPES.lag));
+    log(`    ${2 + lagUsers.length} users and their tokens issued through the CLI`);
+    const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 4 });
+    try {
+      const run = await runAnalyticsBench({
+        serverUrl: server.url,
+        pool,
+        fuelUser,
+        yearUser,
+        lagUsers,
+        lagRate: TARGETS.recomputeLagRate,
+        lagDurationS: ANALYTICS_LAG_DURATION_S,
+        serverPid: server.pid,
+        interrupted: () => interrupted,
+      });
+      for (const line of analyticsBenchLines(run)) log(line);
+      return run;
+    } catch (error) {
+      if (!server.exited()) throw error;
+      throw new Error(`the analytics server exited during the section:\n${server.tail.join('\n')}`, { cause: error });
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
 interface Figures {
   readonly empty: StartupRun | undefined;
   readonly existing: StartupRun | undefined;
@@ -1061,13 +1156,15 @@ interface Figures {
   readonly uploadRun?: UploadBenchResult | undefined;
   readonly webhookRun?: WebhookBenchResult | undefined;
   readonly mcpRun?: McpBenchResult | undefined;
+  readonly analyticsRun?: AnalyticsBenchResult | undefined;
   readonly readyMs?: number;
   readonly stopMs?: number;
 }
 
 /** 3. Summary (the sections that ran), then the JSON line. */
 function printSummary(log: (line: string) => void, figures: Figures): void {
-  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, webhookRun, mcpRun } = figures;
+  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, webhookRun, mcpRun, analyticsRun } =
+    figures;
   const lines = ['', '================================ Pacer bench summary ================================'];
   if (empty && existing) {
     lines.push(
@@ -1140,6 +1237,19 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       `  [${mark(mcpTargets.errorsZero)}] errors   ${mcpRun.errors}   (must be 0)`,
     );
   }
+  const analyticsTargets = analyticsRun ? analyticsTargetsOf(analyticsRun) : undefined;
+  if (analyticsRun && analyticsTargets) {
+    const { timeline: t, recompute: r, lag: l } = analyticsRun;
+    const spread = (s: { min: number; median: number; max: number }) =>
+      `min ${s.min}, median ${s.median}, max ${s.max}`;
+    lines.push(
+      `Analytics (own server, rate limits 0), users in ${analyticsRun.timeZone}`,
+      `  [${mark(analyticsTargets.fuelTimelineP50)}] GET /api/fuel/timeline, 14 days, p50   ${t.p50.median} ms   (${spread(t.p50)} over ${t.runs.length} runs of ${t.runs[0]?.count ?? 0}; ${t.meals} meals, ${t.workouts} workouts; target ≤ ${TARGETS.fuelTimelineP50Ms} ms)`,
+      `  [${mark(analyticsTargets.yearRecompute)}] full recompute of a year   ${r.inProcessMs.median} ms   (recomputeUser in process ${spread(r.inProcessMs)}; through the worker ${spread(r.workerMs)}; target ≤ ${TARGETS.yearRecomputeMs} ms)`,
+      `  [${mark(analyticsTargets.lagP95)}] recompute lag at ${l.targetRate} writes/s   p95 ${l.lagMs.p95} ms   (p50 ${l.lagMs.p50} ms, max ${l.lagMs.max} ms, ${l.writes} writes over ${l.users} users at ${l.achievedRate}/s; target p95 ≤ ${TARGETS.recomputeLagP95Ms} ms)`,
+      `  [${mark(analyticsTargets.errorsZero)}] errors and unserved writes   ${analyticsRun.errors}   (must be 0)`,
+    );
+  }
   lines.push('=====================================================================================');
   log(lines.join('\n'));
 
@@ -1170,6 +1280,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       uploads: uploadRun,
       webhooks: webhookRun,
       mcp: mcpRun,
+      analytics: analyticsRun,
       ratio,
       targets: {
         emptyStartup: empty ? empty.readyMs < TARGETS.emptyStartupMs : undefined,
@@ -1180,6 +1291,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
         ...(uploadTargets ? { uploads: uploadTargets } : {}),
         ...(webhookTargets ? { webhooks: webhookTargets } : {}),
         ...(mcpTargets ? { mcp: mcpTargets } : {}),
+        ...(analyticsTargets ? { analytics: analyticsTargets } : {}),
       },
     }),
   );
@@ -1189,6 +1301,16 @@ function mcpTargetsOf(run: McpBenchResult) {
   return {
     p50Ratio: run.p50Ratio.median <= TARGETS.mcpRestP50Ratio,
     reportP95: run.reports.completed > 0 && run.reports.latencyMs.p95 <= TARGETS.mcpReportP95Ms,
+    errorsZero: run.errors === 0,
+  };
+}
+
+/** The year target is read on the in-process median: the worker's figure adds its wake-up and polling. */
+function analyticsTargetsOf(run: AnalyticsBenchResult) {
+  return {
+    fuelTimelineP50: run.timeline.runs.length > 0 && run.timeline.p50.median <= TARGETS.fuelTimelineP50Ms,
+    yearRecompute: run.recompute.inProcessMs.median <= TARGETS.yearRecomputeMs,
+    lagP95: run.lag.lagMs.count > 0 && run.lag.lagMs.p95 <= TARGETS.recomputeLagP95Ms && run.lag.unserved === 0,
     errorsZero: run.errors === 0,
   };
 }

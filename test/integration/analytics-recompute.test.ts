@@ -150,7 +150,7 @@ describe('recompute on write', () => {
     expect(answers.every((answer) => answer.status === 201)).toBe(true);
     await settled(user);
     const { rows } = await server.runtime.database.pool.query<{ count: string }>(
-      `select count(*) from pgboss.job where name = 'analytics.recompute' and singleton_key = $1`,
+      `select count(*) from pgboss.job where name = 'analytics.recompute-user' and singleton_key = $1`,
       [user.id],
     );
     const jobs = Number(rows[0]?.count);

@@ -1,15 +1,21 @@
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Report, ReportPage, ReportType } from '@pacer/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { AppError } from '../../server/src/errors.ts';
 import { createLogger } from '../../server/src/logger.ts';
+import { listRecovery, listTrainingLoad } from '../../server/src/modules/analytics/analytics.repository.ts';
+import { FROM_THE_BEGINNING } from '../../server/src/modules/analytics/recompute-request.ts';
+import { upsertRecomputeRequest } from '../../server/src/modules/analytics/recompute.repository.ts';
+import { recomputeUser } from '../../server/src/modules/analytics/recompute.service.ts';
 import { findUserAsyncJob, insertAsyncJob } from '../../server/src/modules/async-jobs/async-jobs.repository.ts';
 import {
   runAsyncJob,
   type AsyncJobRunContext,
   type AsyncJobRunner,
 } from '../../server/src/modules/async-jobs/async-jobs.service.ts';
+import { listFuelDays } from '../../server/src/modules/fuel/fuel.repository.ts';
 import { checkAccessToken, type TokenPrincipal } from '../../server/src/modules/oauth/token.service.ts';
 import { runReportJob } from '../../server/src/modules/reports/report-generation.service.ts';
 import { findUserReport } from '../../server/src/modules/reports/reports.repository.ts';
@@ -69,6 +75,26 @@ async function runReport(user: User, input: Record<string, unknown>) {
   });
   const stored = await findUserAsyncJob(server.db, user.id, 'report', job.id);
   return { id: job.id, outcome, job: stored };
+}
+
+/** Until the user has no recompute request and no recompute job waiting or running. */
+async function recomputesSettled(user: User): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const pending = await server.db
+        .selectFrom('analyticsRecomputeRequests')
+        .select('userId')
+        .where('userId', '=', user.id)
+        .executeTakeFirst();
+      expect(pending).toBeUndefined();
+      const { rows } = await sql<{ jobs: number }>`
+        SELECT count(*)::int AS jobs FROM pgboss.job
+        WHERE name = 'analytics.recompute-user' AND singleton_key = ${user.id} AND state IN ('created', 'retry', 'active')
+      `.execute(server.db);
+      expect(rows[0]?.jobs).toBe(0);
+    },
+    { timeout: 15_000, interval: 50 },
+  );
 }
 
 async function expectAppError(promise: Promise<unknown>, code: string): Promise<void> {
@@ -166,6 +192,27 @@ beforeAll(async () => {
     localDate: '2026-11-17',
     elapsedSecs: 999,
   });
+  // Four weeks of history before the week, so recovery has baselines and scores days of the week.
+  for (let day = 5; day <= 32; day += 1) {
+    const date = new Date(Date.UTC(2026, 10, 14 - day)).toISOString().slice(0, 10);
+    if (date === '2026-11-10') continue;
+    await upsertWellness(server.db, {
+      userId: athlete.id,
+      date,
+      values: { hrv: 55 + (day % 7), restingHr: 49 + (day % 3), sleepSecs: 27000 + (day % 4) * 900 },
+      source: 'test',
+      rawJson: undefined,
+    });
+  }
+  const planner = (await mintToken(server.db, athlete, { scopes: ['planning:write'] })).token;
+  const plan = { date: '2026-11-18', sport: 'ride', title: 'Evening ride', timeOfDay: '17:30', durationSecs: 3600 };
+  expect((await call(server.url, 'POST', '/api/planned-workouts', { token: planner, body: plan })).status).toBe(201);
+
+  // The derived data as of a fixed day after the week, so the stored rows do not depend on the
+  // clock; the worker first serves what the REST writes asked for, so nothing rewrites them after.
+  await recomputesSettled(athlete);
+  await upsertRecomputeRequest(server.db, athlete.id, FROM_THE_BEGINNING);
+  await recomputeUser(server.db, athlete.id, new Date('2026-11-21T12:00:00Z'));
 });
 afterAll(async () => {
   await server.stop();
@@ -207,6 +254,91 @@ describe('report jobs', () => {
     expect(report.markdown).toContain('- Duration: 3:50 (h:mm)\n- Distance: 100.5 km\n- Ascent: 850 m');
     expect(report.markdown).toContain('| 2026-11-15 | Sun | 1 | 3:00 | 90.5 km | 820 m | 150 |');
     expect(report.markdown).toContain('| Sleep | 7.3 h | 2 of 7 |');
+  });
+
+  it("adds the week's stored training load and recovery to WEEKLY_TRAINING", async () => {
+    const { id, outcome } = await runReport(athlete, { type: 'WEEKLY_TRAINING', end_date: END_DATE });
+    expect(outcome).toBe('completed');
+    const report = await getReport(server.db, principal, id);
+    const load = await listTrainingLoad(server.db, athlete.id, '2026-11-14', END_DATE);
+    const recovery = await listRecovery(server.db, athlete.id, {
+      from: '2026-11-14',
+      to: END_DATE,
+      after: undefined,
+      limit: 7,
+    });
+    expect(load.map((day) => day.date)).toHaveLength(7);
+    const last = load.at(-1);
+    const round1 = (value: number) => Math.round(value * 10) / 10;
+    const weekTss = round1(load.reduce((total, day) => total + day.tss, 0));
+    // The long ride and the intervals are in the week: both are scored.
+    expect(weekTss).toBeGreaterThan(0);
+    expect(report.data['trainingLoad']).toEqual({
+      days: 7,
+      trainingStress: weekTss,
+      endOfWeek: {
+        date: END_DATE,
+        ctl: round1(last?.ctl ?? NaN),
+        atl: round1(last?.atl ?? NaN),
+        tsb: round1(last?.tsb ?? NaN),
+      },
+    });
+    expect(report.markdown).toContain('On 2026-11-20, the last day of the week:');
+    expect(report.markdown).toContain(`- Training stress of the week: ${weekTss.toFixed(0)} (7 of 7 days stored)`);
+
+    expect(recovery).toHaveLength(7);
+    // With the history behind it, the 16th (HRV, resting heart rate and sleep) has a score.
+    const scored = recovery.find((day) => day.date === '2026-11-16');
+    expect(scored?.score).toEqual(expect.any(Number));
+    expect(report.markdown).toContain(
+      `| 2026-11-16 | Mon | ${(scored?.score ?? NaN).toFixed(0)} | ${scored?.status ?? ''} |`,
+    );
+    const latest = recovery.at(-1);
+    expect(report.data['recovery']).toEqual({
+      days: recovery.map((day) => ({ date: day.date, score: day.score, status: day.status })),
+      latest: { date: END_DATE, score: latest?.score, status: latest?.status, explanation: latest?.explanation },
+    });
+    expect(report.markdown).toContain('| Date | Day | Score | Status |');
+    expect(report.markdown).toContain(`Latest (2026-11-20): ${latest?.explanation ?? ''}`);
+  });
+
+  it('adds the stored fuel timeline of the week and its planned workout to WEEKLY_NUTRITION', async () => {
+    const { id, outcome } = await runReport(athlete, { type: 'WEEKLY_NUTRITION', end_date: END_DATE });
+    expect(outcome).toBe('completed');
+    const report = await getReport(server.db, principal, id);
+    const fuel = report.data['fuel'] as {
+      capacityG: number;
+      days: { date: string; lowestPercent: number | null; lowestTotalG: number | null }[];
+      plannedWorkouts: { title: string; start: string; startPercent: number; status: string }[];
+    };
+    // No weight in the profile or wellness: the model's 70 kg, 100 g liver + 420 g muscle.
+    expect(fuel.capacityG).toBe(520);
+    const stored = await listFuelDays(server.db, athlete.id, '2026-11-14', END_DATE);
+    expect(stored).toHaveLength(7);
+    const round1 = (value: number) => Math.round(value * 10) / 10;
+    expect(fuel.days.map((day) => day.lowestTotalG)).toEqual(
+      stored.map((day) => round1(Math.min(...day.points.map(([, liverG, muscleG]) => liverG + muscleG)))),
+    );
+    const lowest = new Map(fuel.days.map((day) => [day.date, day.lowestPercent ?? NaN]));
+    expect(fuel.days.map((day) => day.date)).toEqual(stored.map((day) => day.date));
+    // The 3-hour ride of Sunday drains more than Saturday, a rest day without food logged (kept level).
+    expect(lowest.get('2026-11-15')).toBeLessThan(lowest.get('2026-11-14') ?? NaN);
+
+    const startAt = Date.parse('2026-11-18T17:30:00+01:00');
+    const point = stored.find((day) => day.date === '2026-11-18')?.points.find(([at]) => at === startAt);
+    expect(point).toBeDefined();
+    expect(fuel.plannedWorkouts).toEqual([
+      expect.objectContaining({
+        title: 'Evening ride',
+        start: '2026-11-18T17:30:00+01:00',
+        startPercent: round1((((point?.[1] ?? NaN) + (point?.[2] ?? NaN)) / 520) * 100),
+        status: expect.stringMatching(/^(ready|top_up|at_risk)$/) as string,
+      }),
+    ]);
+    expect(report.markdown).toContain('## Fuel');
+    expect(report.markdown).toMatch(
+      /\| 2026-11-18 \| 17:30 \| Evening ride \| 1:00 \| \d+ % \| \d+ % \| (ready|top up|at risk) \|/,
+    );
   });
 
   it('completes a LAST_3_WORKOUTS job with the latest workouts on or before the end date', async () => {

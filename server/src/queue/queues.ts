@@ -99,14 +99,17 @@ export const asyncJobQueue = defineQueue({
 /**
  * Recompute a user's derived data (training load, recovery, fuel) from the
  * date in their `analytics_recompute_requests` row. Sent with `singletonKey`
- * = the user id in a `stately` queue: at most one queued and one running job
- * per user, however many writes arrive (the row keeps the earliest date).
+ * = the user id in a `short` queue: at most one queued job per user, however
+ * many writes arrive (the row keeps the earliest date); the recompute itself
+ * takes a per-user lock, so two running jobs of one user take turns.
+ * (`stately` would also limit running jobs, but pg-boss decides that from a
+ * list it caches for up to a minute: the bench saw jobs wait 60 s.)
  */
 export const analyticsRecomputeQueue = defineQueue({
-  name: 'analytics.recompute',
+  name: 'analytics.recompute-user',
   payload: z.strictObject({ userId: z.uuid() }),
   options: {
-    policy: 'stately',
+    policy: 'short',
     retryLimit: 5,
     retryBackoff: true,
     retryDelay: 2,

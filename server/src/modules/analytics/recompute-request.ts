@@ -19,8 +19,8 @@ export const FROM_THE_BEGINNING = '0001-01-01';
  * recomputed from `fromDate` on. Runs in the caller's transaction (`db` must
  * be the transaction that writes the input): the request row and its pg-boss
  * job commit with the write or not at all. The job is keyed by the user in a
- * `stately` queue, so a burst of writes makes at most one queued and one
- * running job per user; the request row keeps the earliest date.
+ * `short` queue, so a burst of writes makes at most one queued job per user;
+ * the request row keeps the earliest date.
  */
 export async function requestRecompute(
   deps: { readonly boss: PgBoss },

@@ -41,3 +41,8 @@ export async function settleRecomputeRequest(db: DbOrTrx, userId: string, reques
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** A transaction-scoped advisory lock on the user's derived data (released at commit or rollback). */
+export async function lockUserForRecompute(db: DbOrTrx, userId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`recompute:${userId}`}, 0))`.execute(db);
+}

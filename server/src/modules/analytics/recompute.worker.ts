@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.ts';
 import { analyticsRecomputeQueue } from '../../queue/queues.ts';
 import { recomputeUser } from './recompute.service.ts';
 
-/** The recompute worker: woken by NOTIFY; pg-boss runs at most one job per user at a time (`stately`). */
+/** The recompute worker: woken by NOTIFY; one user's recomputes take turns (a per-user lock in the service). */
 export async function startRecomputeWorkers(boss: PgBoss, deps: { readonly db: Db; readonly logger: Logger }) {
   const logger = deps.logger.child({ queue: analyticsRecomputeQueue.name });
   await boss.work(

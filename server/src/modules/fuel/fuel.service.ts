@@ -3,7 +3,16 @@ import { FUEL_RANGE_MAX_DAYS } from '@pacer/contract';
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import { addDays, daysBetween, formatInZone, localDateOf, localMidnightMs, zonedTimeMs } from '../../lib/dates.ts';
+import {
+  addDays,
+  daysBetween,
+  formatInZone,
+  formatWithOffset,
+  localDateOf,
+  localMidnightMs,
+  zonedTimeMs,
+  zoneOffsetMinutes,
+} from '../../lib/dates.ts';
 import { findModelProfile } from '../analytics/analytics.repository.ts';
 import { stressOfWorkoutRow } from '../analytics/training-load.model.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
@@ -303,16 +312,17 @@ export async function getFuelTimeline(
   const fromMs = localMidnightMs(from, athlete.timeZone);
   return {
     capacity: { liverG: athlete.capacity.liverG, muscleG: athlete.capacity.muscleG },
-    points: stored.flatMap((day) =>
-      day.points.map(([atMs, liverG, muscleG, gutG]) => ({
-        at: formatInZone(atMs, athlete.timeZone),
+    points: stored.flatMap((day) => {
+      const at = dayFormatter(day, athlete.timeZone);
+      return day.points.map(([atMs, liverG, muscleG, gutG]) => ({
+        at: at(atMs),
         liverG,
         muscleG,
         gutG,
         totalG: round2(liverG + muscleG),
         percent: round2(((liverG + muscleG) / total) * 100),
-      })),
-    ),
+      }));
+    }),
     workouts: [
       ...inputs.recorded
         .filter((workout) => workout.startMs >= fromMs)
@@ -345,6 +355,20 @@ export async function getFuelTimeline(
       ...new Set([...athlete.assumptions, ...inputs.assumptions, ...stored.flatMap((day) => day.assumptions)]),
     ],
   };
+}
+
+/**
+ * Timestamps of one stored day in the athlete's offset. The zone's offset is
+ * looked up once for the day (an Intl lookup per point was most of the
+ * timeline's CPU) and per point only on a day whose offset changes (DST).
+ */
+function dayFormatter(day: StoredFuelDay, timeZone: string): (atMs: number) => string {
+  const first = day.points[0]?.[0];
+  const last = day.points.at(-1)?.[0];
+  if (first === undefined || last === undefined) return (atMs) => formatInZone(atMs, timeZone);
+  const offset = zoneOffsetMinutes(new Date(first), timeZone);
+  if (zoneOffsetMinutes(new Date(last), timeZone) !== offset) return (atMs) => formatInZone(atMs, timeZone);
+  return (atMs) => formatWithOffset(new Date(Math.floor(atMs / 1000) * 1000), offset).replace('.000', '');
 }
 
 /**

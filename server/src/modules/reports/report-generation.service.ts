@@ -1,11 +1,30 @@
-import { LocalDateSchema, ReportTypeSchema, type ReportType } from '@pacer/contract';
+import {
+  LocalDateSchema,
+  ReportTypeSchema,
+  type PlannedStructure,
+  type RecoveryStatus,
+  type ReportType,
+} from '@pacer/contract';
 import { z } from 'zod';
 import type { DbOrTrx } from '../../db/database.ts';
-import type { WellnessRow, WorkoutRow } from '../../db/tables.ts';
+import type { PlannedWorkoutRow, WellnessRow, WorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import { addDays } from '../../lib/dates.ts';
+import { addDays, formatInZone, zonedTimeMs } from '../../lib/dates.ts';
+import {
+  findModelProfile,
+  listRecovery,
+  listTrainingLoad,
+  type StoredLoadDay,
+  type StoredRecoveryDay,
+} from '../analytics/analytics.repository.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
+import { plannedWorkoutIntensity } from '../fuel/exercise.ts';
+import { fuelStatus, type FuelStatus } from '../fuel/fuel-plan.ts';
+import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from '../fuel/fuel.repository.ts';
+import { DEFAULT_BODY_MASS_KG, STEP_MS } from '../fuel/glycogen.constants.ts';
+import { capacityFor } from '../fuel/glycogen.model.ts';
 import { findNutritionLogs, listNutritionDates } from '../nutrition/nutrition.repository.ts';
+import { listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import { listWellness } from '../wellness/wellness.repository.ts';
 import { listWorkouts } from '../workouts/workouts.repository.ts';
 import { insertReport } from './reports.repository.ts';
@@ -15,7 +34,9 @@ import { insertReport } from './reports.repository.ts';
  * from the user's stored data, deterministic (the same rows give the same
  * Markdown and data, byte for byte), so nothing here reads the clock. The
  * builders are pure; the runner loads the period's rows, builds, and hands the
- * insert to the transaction that completes the job.
+ * insert to the transaction that completes the job. Derived data (training
+ * load, recovery, the fuel timeline) is read as the recompute stored it, never
+ * computed here: a report shows what the API shows for the same days.
  */
 
 export const WEEK_DAYS = 7;
@@ -75,6 +96,12 @@ export type ReportWorkout = Pick<
 >;
 
 export type ReportWellnessDay = Pick<WellnessRow, 'date' | 'hrv' | 'restingHr' | 'sleepSecs'>;
+
+/** A stored day of the training load model (`daily_training_load`). */
+export type ReportLoadDay = Pick<StoredLoadDay, 'date' | 'tss' | 'atl' | 'ctl' | 'tsb'>;
+
+/** A stored recovery day (`daily_recovery`), without its components. */
+export type ReportRecoveryDay = Pick<StoredRecoveryDay, 'date' | 'score' | 'status' | 'explanation'>;
 
 /** One logged food item on the local date of its log. */
 export interface ReportNutritionItem {
@@ -230,6 +257,10 @@ export interface WeeklyTrainingInput {
   readonly endDate: string;
   readonly workouts: readonly ReportWorkout[];
   readonly wellness: readonly ReportWellnessDay[];
+  /** The stored training load days; those of the week are used. */
+  readonly trainingLoad: readonly ReportLoadDay[];
+  /** The stored recovery days; those of the week are used. */
+  readonly recovery: readonly ReportRecoveryDay[];
 }
 
 interface WellnessAverage {
@@ -322,7 +353,122 @@ function wellnessSection(
   ];
 }
 
-/** Workouts, load and wellness averages of the 7 days ending at `endDate`. */
+function withinPeriod(period: ReportPeriod): (row: { readonly date: string }) => boolean {
+  return (row) => row.date >= period.from && row.date <= period.to;
+}
+
+function byDate(a: { readonly date: string }, b: { readonly date: string }): number {
+  return a.date < b.date ? -1 : a.date > b.date ? 1 : 0;
+}
+
+export interface TrainingLoadSummary {
+  /** Stored days of the week (a day is stored once the recompute has reached it). */
+  readonly days: number;
+  /** The model's training stress over the week's stored days. */
+  readonly trainingStress: number;
+  /** CTL, ATL and TSB of the week's last stored day; `null` when none is stored. */
+  readonly endOfWeek: {
+    readonly date: string;
+    readonly ctl: number;
+    readonly atl: number;
+    readonly tsb: number;
+  } | null;
+}
+
+function trainingLoadSummaryOf(period: ReportPeriod, days: readonly ReportLoadDay[]): TrainingLoadSummary {
+  const week = days.filter(withinPeriod(period)).sort(byDate);
+  const last = week.at(-1);
+  return {
+    days: week.length,
+    trainingStress: round(sum(week.map((day) => day.tss)), 1),
+    endOfWeek: last
+      ? { date: last.date, ctl: round(last.ctl, 1), atl: round(last.atl, 1), tsb: round(last.tsb, 1) }
+      : null,
+  };
+}
+
+function trainingLoadSection(period: ReportPeriod, load: TrainingLoadSummary): string[] {
+  if (load.endOfWeek === null) {
+    return ['## Training load', '', `No training load stored between ${period.from} and ${period.to}.`];
+  }
+  const end = load.endOfWeek;
+  return [
+    '## Training load',
+    '',
+    end.date === period.to
+      ? `On ${end.date}, the last day of the week:`
+      : `On ${end.date}, the latest day of the week stored:`,
+    '',
+    `- Fitness (CTL): ${fixed(end.ctl, 1)}`,
+    `- Fatigue (ATL): ${fixed(end.atl, 1)}`,
+    `- Form (TSB): ${fixed(end.tsb, 1)}`,
+    `- Training stress of the week: ${fixed(load.trainingStress, 0)} (${String(load.days)} of ${String(WEEK_DAYS)} days stored)`,
+    '',
+    // The two stress figures differ by design; say where each comes from.
+    'The load model scores every workout (from power, else heart rate, else sport and duration); the training stress under Training is what the devices recorded.',
+  ];
+}
+
+const RECOVERY_STATUS_LABELS: Readonly<Record<RecoveryStatus, string>> = {
+  ready: 'ready',
+  maintain: 'maintain',
+  recover: 'recover',
+  insufficient_data: 'insufficient data',
+};
+
+export interface RecoverySummary {
+  /** Each day of the week: its stored score and status, both `null` when no day is stored. */
+  readonly days: readonly { readonly date: string; readonly score: number | null; readonly status: string | null }[];
+  /** The week's last stored day, with its explanation; `null` when none is stored. */
+  readonly latest: {
+    readonly date: string;
+    readonly score: number | null;
+    readonly status: string;
+    readonly explanation: string;
+  } | null;
+}
+
+function recoverySummaryOf(period: ReportPeriod, days: readonly ReportRecoveryDay[]): RecoverySummary {
+  const week = new Map(days.filter(withinPeriod(period)).map((day) => [day.date, day]));
+  const last = [...week.values()].sort(byDate).at(-1);
+  return {
+    days: datesOf(period).map((date) => {
+      const day = week.get(date);
+      return { date, score: day ? roundOrNull(day.score, 2) : null, status: day?.status ?? null };
+    }),
+    latest: last
+      ? { date: last.date, score: roundOrNull(last.score, 2), status: last.status, explanation: last.explanation }
+      : null,
+  };
+}
+
+function recoverySection(period: ReportPeriod, recovery: RecoverySummary): string[] {
+  if (recovery.latest === null) {
+    return ['## Recovery', '', `No recovery scores stored between ${period.from} and ${period.to}.`];
+  }
+  return [
+    '## Recovery',
+    '',
+    ...markdownTable(
+      [
+        ['Date', 'left'],
+        ['Day', 'left'],
+        ['Score', 'right'],
+        ['Status', 'left'],
+      ],
+      recovery.days.map((day) => [
+        day.date,
+        weekdayOf(day.date),
+        day.status === null ? 'not computed' : day.score === null ? '–' : fixed(day.score, 0),
+        day.status === null ? '–' : (RECOVERY_STATUS_LABELS[day.status as RecoveryStatus] ?? inline(day.status)),
+      ]),
+    ),
+    '',
+    `Latest (${recovery.latest.date}): ${inline(recovery.latest.explanation)}`,
+  ];
+}
+
+/** Workouts, load, wellness averages and recovery of the 7 days ending at `endDate`. */
 export function buildWeeklyTrainingReport(input: WeeklyTrainingInput): BuiltReport {
   const period = weeklyPeriodOf(input.endDate);
   const inPeriod = input.workouts.filter((w) => w.localDate >= period.from && w.localDate <= period.to);
@@ -351,6 +497,8 @@ export function buildWeeklyTrainingReport(input: WeeklyTrainingInput): BuiltRepo
     ),
   };
   const duplicates = inPeriod.length - workouts.length;
+  const trainingLoad = trainingLoadSummaryOf(period, input.trainingLoad);
+  const recovery = recoverySummaryOf(period, input.recovery);
   const title = reportTitleOf('WEEKLY_TRAINING', input.endDate);
   return {
     title,
@@ -361,9 +509,13 @@ export function buildWeeklyTrainingReport(input: WeeklyTrainingInput): BuiltRepo
       '',
       ...trainingSection(period, totals, bySport, days, duplicates),
       '',
+      ...trainingLoadSection(period, trainingLoad),
+      '',
       ...wellnessSection(period, wellness),
+      '',
+      ...recoverySection(period, recovery),
     ]),
-    data: { totals, bySport, days, wellness, possibleDuplicatesExcluded: duplicates },
+    data: { totals, bySport, days, wellness, possibleDuplicatesExcluded: duplicates, trainingLoad, recovery },
   };
 }
 
@@ -462,6 +614,25 @@ export function buildLastWorkoutsReport(input: LastWorkoutsInput): BuiltReport {
 export interface WeeklyNutritionInput {
   readonly endDate: string;
   readonly items: readonly ReportNutritionItem[];
+  readonly fuel: ReportFuelInput;
+}
+
+/** A planned workout as the fuel model places it. */
+export type ReportPlannedWorkout = Pick<
+  PlannedWorkoutRow,
+  'id' | 'date' | 'timeOfDay' | 'sport' | 'title' | 'durationSecs' | 'trainingStress' | 'structure'
+>;
+
+/** The stored glycogen timeline around the week, and what reading it needs. */
+export interface ReportFuelInput {
+  /** The athlete's zone: times are shown as their clock shows them. */
+  readonly timeZone: string;
+  /** Liver plus muscle capacity, grams: 100 % (the timeline's `capacity`). */
+  readonly capacityG: number;
+  /** Stored days (`fuel_days`); a day either side of the week lets a workout cross midnight. */
+  readonly days: readonly Pick<StoredFuelDay, 'date' | 'points'>[];
+  /** The planned workouts; those of the week are used. */
+  readonly plannedWorkouts: readonly ReportPlannedWorkout[];
 }
 
 interface Intake {
@@ -505,6 +676,222 @@ function byValue(a: ReportNutritionItem, b: ReportNutritionItem): number {
   return 0;
 }
 
+export interface FuelSummary {
+  readonly capacityG: number;
+  /** Each day of the week: its lowest stored level and when; `null` figures when the day is not stored. */
+  readonly days: readonly {
+    readonly date: string;
+    readonly lowestPercent: number | null;
+    readonly lowestTotalG: number | null;
+    /** ISO 8601 with the athlete's offset: the first time the day is at its lowest. */
+    readonly lowestAt: string | null;
+    /** The level never moved that day (a past day without food logged is taken as balanced). */
+    readonly constant: boolean | null;
+  }[];
+  readonly plannedWorkouts: readonly PlannedWorkoutFuelFigures[];
+}
+
+export interface PlannedWorkoutFuelFigures {
+  readonly id: string;
+  readonly title: string;
+  readonly sport: string;
+  readonly date: string;
+  /** ISO 8601 with the athlete's offset; `null` without a start time. */
+  readonly start: string | null;
+  /** As the fuel model counts it (the structure's steps, else the planned duration). */
+  readonly durationSecs: number | null;
+  readonly startPercent: number | null;
+  readonly minPercent: number | null;
+  readonly status: FuelStatus | null;
+  /** Why there is no status; `null` when there is one. */
+  readonly unrated: 'no_start_time' | 'no_duration' | 'not_stored' | null;
+}
+
+/** A stored point: `[end of step (epoch ms), liver, muscle, gut]`, grams. */
+type FuelPoint = StoredFuelDay['points'][number];
+
+/** Percent of capacity of a stored point; the gut pool is not stored glycogen yet (as `percentOf`). */
+function percentOfPoint(point: FuelPoint, capacityG: number): number {
+  return (100 * (point[1] + point[2])) / capacityG;
+}
+
+function lowestOfDay(
+  date: string,
+  stored: Pick<StoredFuelDay, 'points'> | undefined,
+  fuel: ReportFuelInput,
+): FuelSummary['days'][number] {
+  let lowest: FuelPoint | undefined;
+  let highestG = Number.NEGATIVE_INFINITY;
+  for (const point of stored?.points ?? []) {
+    if (lowest === undefined || point[1] + point[2] < lowest[1] + lowest[2]) lowest = point;
+    highestG = Math.max(highestG, point[1] + point[2]);
+  }
+  if (lowest === undefined) return { date, lowestPercent: null, lowestTotalG: null, lowestAt: null, constant: null };
+  return {
+    date,
+    lowestPercent: round(percentOfPoint(lowest, fuel.capacityG), 1),
+    lowestTotalG: round(lowest[1] + lowest[2], 1),
+    lowestAt: formatInZone(lowest[0], fuel.timeZone),
+    constant: highestG === lowest[1] + lowest[2],
+  };
+}
+
+/**
+ * A planned workout rated on the stored timeline by the fuel service's rule
+ * (`fuelStatus`, fuel-plan.ts): the level at the last step boundary at or
+ * before its start, and the lowest from there through the first boundary at
+ * or after its end. The window is the one the fuel service places it in; an
+ * untimed workout is placed by the athlete's recent start times, which depend
+ * on the day the question is asked, so it is listed without a status.
+ */
+function plannedWorkoutFuelOf(
+  plan: ReportPlannedWorkout,
+  levels: ReadonlyMap<number, number>,
+  timeZone: string,
+): PlannedWorkoutFuelFigures {
+  const intensity = plannedWorkoutIntensity({
+    sport: plan.sport,
+    durationSecs: plan.durationSecs,
+    trainingStress: plan.trainingStress,
+    structure: plan.structure as PlannedStructure | null,
+  });
+  const durationSecs = intensity ? Math.round(sum(intensity.blocks.map((block) => block.durationSecs))) : null;
+  const startMs = plan.timeOfDay === null ? null : zonedTimeMs(plan.date, plan.timeOfDay, timeZone);
+  const figures = {
+    id: plan.id,
+    title: plan.title,
+    sport: plan.sport,
+    date: plan.date,
+    start: startMs === null ? null : formatInZone(startMs, timeZone),
+    durationSecs,
+  };
+  const unrated = (reason: NonNullable<PlannedWorkoutFuelFigures['unrated']>) => ({
+    ...figures,
+    startPercent: null,
+    minPercent: null,
+    status: null,
+    unrated: reason,
+  });
+  if (startMs === null) return unrated('no_start_time');
+  if (intensity === null) return unrated('no_duration');
+  const endMs = startMs + sum(intensity.blocks.map((block) => block.durationSecs)) * 1000;
+  const first = Math.floor(startMs / STEP_MS) * STEP_MS;
+  const last = Math.ceil(endMs / STEP_MS) * STEP_MS;
+  const startPercent = levels.get(first);
+  if (startPercent === undefined) return unrated('not_stored');
+  let minPercent = startPercent;
+  for (let at = first + STEP_MS; at <= last; at += STEP_MS) {
+    const level = levels.get(at);
+    if (level === undefined) return unrated('not_stored');
+    minPercent = Math.min(minPercent, level);
+  }
+  return {
+    ...figures,
+    startPercent: round(startPercent, 1),
+    minPercent: round(minPercent, 1),
+    status: fuelStatus(startPercent, minPercent),
+    unrated: null,
+  };
+}
+
+function byPlannedStart(a: ReportPlannedWorkout, b: ReportPlannedWorkout): number {
+  // Untimed workouts last in their day, as the planned-workouts list orders them.
+  const key = (plan: ReportPlannedWorkout) => `${plan.date} ${plan.timeOfDay ?? '99:99'} ${plan.id}`;
+  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+}
+
+function fuelSummaryOf(period: ReportPeriod, fuel: ReportFuelInput): FuelSummary {
+  const byDay = new Map(fuel.days.map((day) => [day.date, day]));
+  const levels = new Map<number, number>();
+  for (const day of fuel.days) {
+    for (const point of day.points) levels.set(point[0], percentOfPoint(point, fuel.capacityG));
+  }
+  return {
+    capacityG: round(fuel.capacityG, 1),
+    days: datesOf(period).map((date) => lowestOfDay(date, byDay.get(date), fuel)),
+    plannedWorkouts: fuel.plannedWorkouts
+      .filter(withinPeriod(period))
+      .sort(byPlannedStart)
+      .map((plan) => plannedWorkoutFuelOf(plan, levels, fuel.timeZone)),
+  };
+}
+
+/** `HH:MM` of an ISO time with offset; the end of the day (the next midnight) reads `24:00`. */
+function clockOf(at: string, date: string): string {
+  return at.slice(0, 10) === date ? at.slice(11, 16) : '24:00';
+}
+
+const FUEL_STATUS_LABELS: Readonly<Record<FuelStatus, string>> = {
+  ready: 'ready',
+  top_up: 'top up',
+  at_risk: 'at risk',
+};
+
+const UNRATED_LABELS: Readonly<Record<NonNullable<PlannedWorkoutFuelFigures['unrated']>, string>> = {
+  no_start_time: 'no start time',
+  no_duration: 'no duration',
+  not_stored: 'no stored timeline',
+};
+
+function percentCell(percent: number | null): string {
+  return percent === null ? '–' : `${fixed(percent, 0)} %`;
+}
+
+function fuelSection(period: ReportPeriod, fuel: FuelSummary): string[] {
+  const stored = fuel.days.some((day) => day.lowestPercent !== null);
+  const lowest = stored
+    ? [
+        `Lowest glycogen (liver and muscle) of each day, from the stored timeline; 100 % is ${fixed(fuel.capacityG, 0)} g.`,
+        '',
+        ...markdownTable(
+          [
+            ['Date', 'left'],
+            ['Day', 'left'],
+            ['Lowest', 'right'],
+            ['At', 'left'],
+          ],
+          fuel.days.map((day) => [
+            day.date,
+            weekdayOf(day.date),
+            day.lowestPercent === null || day.lowestTotalG === null
+              ? 'not computed'
+              : `${percentCell(day.lowestPercent)} (${fixed(day.lowestTotalG, 0)} g)`,
+            day.lowestAt === null ? '–' : day.constant === true ? 'all day' : clockOf(day.lowestAt, day.date),
+          ]),
+        ),
+      ]
+    : [`No fuel timeline stored between ${period.from} and ${period.to}.`];
+  const planned =
+    fuel.plannedWorkouts.length === 0
+      ? ['No planned workouts in the week.']
+      : [
+          ...markdownTable(
+            [
+              ['Date', 'left'],
+              ['Start', 'left'],
+              ['Workout', 'left'],
+              ['Duration (h:mm)', 'right'],
+              ['At start', 'right'],
+              ['Lowest', 'right'],
+              ['Fuel', 'left'],
+            ],
+            fuel.plannedWorkouts.map((plan) => [
+              plan.date,
+              plan.start === null ? '–' : plan.start.slice(11, 16),
+              inline(plan.title),
+              plan.durationSecs === null ? '–' : hoursMinutes(plan.durationSecs),
+              percentCell(plan.startPercent),
+              percentCell(plan.minPercent),
+              plan.status === null ? UNRATED_LABELS[plan.unrated ?? 'not_stored'] : FUEL_STATUS_LABELS[plan.status],
+            ]),
+          ),
+          '',
+          // The rule is fuel-plan.ts's; a past day's timeline follows what was recorded, not the plan.
+          'Fuel as the fuel service rates a planned workout: ready from 70 % at the start and never below 20 %; at risk below 50 % at the start or below 20 % at any point; top up otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
+        ];
+  return ['## Fuel', '', ...lowest, '', '### Planned workouts', '', ...planned];
+}
+
 /** Daily intake of the 7 days ending at `endDate`; averages over the days with anything logged. */
 export function buildWeeklyNutritionReport(input: WeeklyNutritionInput): BuiltReport {
   const period = weeklyPeriodOf(input.endDate);
@@ -526,6 +913,7 @@ export function buildWeeklyNutritionReport(input: WeeklyNutritionInput): BuiltRe
           protein: round(sum(logged.map((day) => day.protein)) / logged.length, 1),
           fat: round(sum(logged.map((day) => day.fat)) / logged.length, 1),
         };
+  const fuel = fuelSummaryOf(period, input.fuel);
   const title = reportTitleOf('WEEKLY_NUTRITION', input.endDate);
   const body =
     averages === null
@@ -557,8 +945,8 @@ export function buildWeeklyNutritionReport(input: WeeklyNutritionInput): BuiltRe
     title,
     periodFrom: period.from,
     periodTo: period.to,
-    markdown: markdownOf([`# ${title}`, '', '## Summary', '', ...body]),
-    data: { loggedDays: logged.length, totals, averages, days },
+    markdown: markdownOf([`# ${title}`, '', '## Summary', '', ...body, '', ...fuelSection(period, fuel)]),
+    data: { loggedDays: logged.length, totals, averages, days, fuel },
   };
 }
 
@@ -621,6 +1009,32 @@ async function loadNutritionItems(db: DbOrTrx, userId: string, period: ReportPer
   });
 }
 
+/** Planned workouts of a week: a handful; more than this are left out of the report. */
+const PLANNED_WORKOUTS_READ = 100;
+
+/**
+ * The stored fuel timeline of the week and a day either side, with the
+ * capacity that is its 100 %. Body mass as the fuel service takes it: the
+ * profile's weight, else the latest wellness weight, else the model's default.
+ */
+async function loadFuel(db: DbOrTrx, userId: string, period: ReportPeriod): Promise<ReportFuelInput> {
+  const profile = await findModelProfile(db, userId);
+  const massKg = profile?.weightKg ?? (await findLatestWellnessWeight(db, userId)) ?? DEFAULT_BODY_MASS_KG;
+  const capacity = capacityFor(massKg);
+  const days = await listFuelDays(db, userId, addDays(period.from, -1), addDays(period.to, 1));
+  const plannedWorkouts = await listPlannedWorkouts(db, userId, {
+    ...period,
+    after: undefined,
+    limit: PLANNED_WORKOUTS_READ,
+  });
+  return {
+    timeZone: profile?.timeZone ?? 'UTC',
+    capacityG: capacity.liverG + capacity.muscleG,
+    days,
+    plannedWorkouts: plannedWorkouts.slice(0, PLANNED_WORKOUTS_READ),
+  };
+}
+
 /** Reads only the period's rows of the user, by the (user, date) indexes, and returns the builder to run. */
 async function loadReport(db: DbOrTrx, userId: string, input: ReportJobInput): Promise<() => BuiltReport> {
   const endDate = input.end_date;
@@ -629,15 +1043,19 @@ async function loadReport(db: DbOrTrx, userId: string, input: ReportJobInput): P
       const period = weeklyPeriodOf(endDate);
       const workouts = await loadWorkoutsIn(db, userId, period);
       const wellness = await listWellness(db, userId, { ...period, after: undefined, limit: WEEK_DAYS });
-      return () => buildWeeklyTrainingReport({ endDate, workouts, wellness });
+      const trainingLoad = await listTrainingLoad(db, userId, period.from, period.to);
+      const recovery = await listRecovery(db, userId, { ...period, after: undefined, limit: WEEK_DAYS });
+      return () => buildWeeklyTrainingReport({ endDate, workouts, wellness, trainingLoad, recovery });
     }
     case 'LAST_3_WORKOUTS': {
       const workouts = await loadLatestWorkouts(db, userId, endDate);
       return () => buildLastWorkoutsReport({ endDate, workouts });
     }
     case 'WEEKLY_NUTRITION': {
-      const items = await loadNutritionItems(db, userId, weeklyPeriodOf(endDate));
-      return () => buildWeeklyNutritionReport({ endDate, items });
+      const period = weeklyPeriodOf(endDate);
+      const items = await loadNutritionItems(db, userId, period);
+      const fuel = await loadFuel(db, userId, period);
+      return () => buildWeeklyNutritionReport({ endDate, items, fuel });
     }
   }
 }
