@@ -30,7 +30,7 @@ export type CurrentTime = z.infer<typeof CurrentTimeSchema>;
 
 export const GenerateReportInputSchema = z.strictObject({
   type: ReportTypeSchema.describe(
-    '`WEEKLY_TRAINING` (workouts, load and wellness of 7 days), `LAST_3_WORKOUTS` (the three most recent workouts) or `WEEKLY_NUTRITION` (intake of 7 days).',
+    '`WEEKLY_TRAINING` (workouts, training load, wellness and recovery of 7 days), `LAST_3_WORKOUTS` (the three most recent workouts) or `WEEKLY_NUTRITION` (intake and fuel of 7 days).',
   ),
   end_date: LocalDateSchema.optional().describe(
     "Last day the report covers (weekly reports cover the 7 days ending here). Default: today in the athlete's time zone.",

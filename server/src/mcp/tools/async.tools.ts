@@ -33,7 +33,7 @@ export const asyncTools = [
   defineTool({
     name: 'generate_report',
     title: 'Generate a report',
-    description: `Start a report from the athlete's stored data: \`WEEKLY_TRAINING\` (workouts, load and wellness of the 7 days ending at \`end_date\`), \`LAST_3_WORKOUTS\`, or \`WEEKLY_NUTRITION\` (intake of 7 days). Deterministic Markdown plus the figures. Answers a \`report_id\` at once; ${POLL} Then read it with get_report.`,
+    description: `Start a report from the athlete's stored data: \`WEEKLY_TRAINING\` (workouts, training load, wellness and daily recovery scores of the 7 days ending at \`end_date\`), \`LAST_3_WORKOUTS\`, or \`WEEKLY_NUTRITION\` (intake of 7 days, each day's lowest glycogen and the fuel status of planned workouts). Deterministic Markdown plus the figures. Answers a \`report_id\` at once; ${POLL} Then read it with get_report.`,
     phase: 'async',
     scopes: ['analysis:read'],
     annotations: ADDITIVE_WRITE,
