@@ -21,7 +21,6 @@
  * Every answer is checked; anything but the expected status counts as an error.
  */
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { createDb, type Db } from '../../server/src/db/database.ts';
@@ -30,6 +29,7 @@ import { FROM_THE_BEGINNING } from '../../server/src/modules/analytics/recompute
 import { upsertRecomputeRequest } from '../../server/src/modules/analytics/recompute.repository.ts';
 import { recomputeUser } from '../../server/src/modules/analytics/recompute.service.ts';
 import { recomputeFuel } from '../../server/src/modules/fuel/fuel.service.ts';
+import { cpuSnapshot, type CpuSnapshot, round, sleep } from './bench-support.ts';
 
 /** Scopes per user role of the section. */
 export const ANALYTICS_BENCH_SCOPES = {
@@ -168,9 +168,6 @@ const LAG_DATES = 7;
 const SLOW_START_MS = 5000;
 const ABSORPTION_TYPES = ['RAPID', 'FAST', 'BALANCED', 'DENSE', 'HYPER_LOAD'] as const;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-
 function summarize(samples: readonly number[]): LatencySummary {
   const sorted = Float64Array.from(samples).sort();
   const at = (q: number) =>
@@ -203,36 +200,6 @@ function localDate(days = 0): string {
 
 // ---------------------------------------------------------------------------
 // CPU (Linux /proc), as mcp-bench.ts takes it.
-
-function ticksOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-interface CpuSnapshot {
-  readonly server: number;
-  readonly postgres: ReadonlyMap<number, number>;
-}
-
-async function cpuSnapshot(options: AnalyticsBenchOptions): Promise<CpuSnapshot | undefined> {
-  if (options.serverPid === undefined) return undefined;
-  const server = ticksOf(options.serverPid);
-  if (server === undefined) return undefined;
-  const { rows } = await options.pool.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
-  );
-  const postgres = new Map<number, number>();
-  for (const { pid } of rows) {
-    const ticks = ticksOf(pid);
-    if (ticks !== undefined) postgres.set(pid, ticks);
-  }
-  return { server, postgres };
-}
 
 /** CPU-ms of the server and of the backends between two snapshots. */
 function cpuMsBetween(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined) {

@@ -20,10 +20,10 @@
  * Every answer is checked: HTTP 200, and on MCP a JSON-RPC `result` that is
  * not `isError`; anything else (or a socket error) counts as an error.
  */
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
+import { cpuSnapshot, type CpuSnapshot, round, sleep } from './bench-support.ts';
 
 /** The server of this section runs without any limiter: the bench measures the MCP path, not the counters. */
 export const MCP_BENCH_SERVER_ENV = {
@@ -141,9 +141,6 @@ const JOB_TIMEOUT_MS = 30_000;
 const DAY_MS = 86_400_000;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-
 function summarize(samples: readonly number[]): LatencySummary {
   const sorted = Float64Array.from(samples).sort();
   const at = (q: number) =>
@@ -166,36 +163,6 @@ function spreadOf(values: readonly number[]): Spread {
 
 // ---------------------------------------------------------------------------
 // CPU of the server and of the database's backends (Linux /proc).
-
-interface CpuSnapshot {
-  readonly server: number;
-  readonly postgres: ReadonlyMap<number, number>;
-}
-
-function ticksOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
-
-async function cpuSnapshot(options: McpBenchOptions): Promise<CpuSnapshot | undefined> {
-  if (options.serverPid === undefined) return undefined;
-  const server = ticksOf(options.serverPid);
-  if (server === undefined) return undefined;
-  const { rows } = await options.pool.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
-  );
-  const postgres = new Map<number, number>();
-  for (const { pid } of rows) {
-    const ticks = ticksOf(pid);
-    if (ticks !== undefined) postgres.set(pid, ticks);
-  }
-  return { server, postgres };
-}
 
 function cpuMsPerRequest(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined, requests: number) {
   if (!before || !after || requests === 0) return { serverCpuMs: undefined, postgresCpuMs: undefined };

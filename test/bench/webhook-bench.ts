@@ -29,6 +29,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type pg from 'pg';
+import { round, sleep, ticksOf } from './bench-support.ts';
 
 export interface WebhookBenchOptions {
   readonly serverUrl: string;
@@ -157,9 +158,6 @@ const DAY_MS = 86_400_000;
 const LAST_DATE_MS = Date.UTC(1999, 11, 30);
 const PENDING_STATES = ['received', 'queued', 'processing'];
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-
 function summarize(samples: readonly number[]): LatencySummary {
   const sorted = Float64Array.from(samples).sort();
   const at = (q: number) =>
@@ -186,16 +184,6 @@ interface CpuSnapshot {
 }
 
 const CLOCK_TICKS = 100;
-
-function ticksOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
 
 async function cpuSnapshot(options: WebhookBenchOptions): Promise<CpuSnapshot | undefined> {
   if (options.serverPid === undefined) return undefined;
