@@ -283,6 +283,33 @@ export function simulateGlycogen(input: GlycogenSimulationInput): GlycogenSimula
 }
 
 /**
+ * Split `grams` between liver and muscle: `liverShare` to the liver and the
+ * rest to muscle, each up to the room it has; what one side cannot take goes
+ * to the other; what neither can take is the rest. Draining and storing are
+ * the same split, with the grams each store holds or the room left in it.
+ */
+function splitLiverMuscle(
+  grams: number,
+  liverShare: number,
+  liverRoom: number,
+  muscleRoom: number,
+): { liverG: number; muscleG: number; restG: number } {
+  const wantLiver = grams * liverShare;
+  const wantMuscle = grams - wantLiver;
+  const liver = Math.min(wantLiver, liverRoom);
+  const muscle = Math.min(wantMuscle, muscleRoom);
+  const liverShort = wantLiver - liver;
+  const muscleShort = wantMuscle - muscle;
+  const extraLiver = Math.min(muscleShort, liverRoom - liver);
+  const extraMuscle = Math.min(liverShort, muscleRoom - muscle);
+  return {
+    liverG: liver + extraLiver,
+    muscleG: muscle + extraMuscle,
+    restG: liverShort - extraMuscle + (muscleShort - extraLiver),
+  };
+}
+
+/**
  * Takes `grams` from the stores, EXERCISE_LIVER_SHARE from the liver and the
  * rest from muscle; a store that runs out passes its remaining share to the
  * other; what neither has is the deficit.
@@ -293,21 +320,12 @@ function drainStores(
   grams: number,
 ): { liverG: number; muscleG: number; deficitG: number } {
   if (grams <= 0) return { liverG, muscleG, deficitG: 0 };
-  const wantLiver = grams * EXERCISE_LIVER_SHARE;
-  const wantMuscle = grams - wantLiver;
-  const takeLiver = Math.min(wantLiver, liverG);
-  const takeMuscle = Math.min(wantMuscle, muscleG);
-  const liverShort = wantLiver - takeLiver;
-  const muscleShort = wantMuscle - takeMuscle;
-  const extraFromLiver = Math.min(muscleShort, liverG - takeLiver);
-  const extraFromMuscle = Math.min(liverShort, muscleG - takeMuscle);
-  const liverTaken = takeLiver + extraFromLiver;
-  const muscleTaken = takeMuscle + extraFromMuscle;
+  const taken = splitLiverMuscle(grams, EXERCISE_LIVER_SHARE, liverG, muscleG);
   return {
     // Exact zero when a store is emptied, so rounding never leaves −1e-15.
-    liverG: liverTaken >= liverG ? 0 : liverG - liverTaken,
-    muscleG: muscleTaken >= muscleG ? 0 : muscleG - muscleTaken,
-    deficitG: liverShort - extraFromMuscle + (muscleShort - extraFromLiver),
+    liverG: taken.liverG >= liverG ? 0 : liverG - taken.liverG,
+    muscleG: taken.muscleG >= muscleG ? 0 : muscleG - taken.muscleG,
+    deficitG: taken.restG,
   };
 }
 
@@ -325,21 +343,12 @@ function storeUptake(
   if (grams <= 0) return { liverG, muscleG, spilledG: 0 };
   const roomLiver = capacity.liverG - liverG;
   const roomMuscle = capacity.muscleG - muscleG;
-  const wantLiver = grams * STORAGE_LIVER_SHARE;
-  const wantMuscle = grams - wantLiver;
-  const putLiver = Math.min(wantLiver, roomLiver);
-  const putMuscle = Math.min(wantMuscle, roomMuscle);
-  const liverOverflow = wantLiver - putLiver;
-  const muscleOverflow = wantMuscle - putMuscle;
-  const extraToLiver = Math.min(muscleOverflow, roomLiver - putLiver);
-  const extraToMuscle = Math.min(liverOverflow, roomMuscle - putMuscle);
-  const liverAdded = putLiver + extraToLiver;
-  const muscleAdded = putMuscle + extraToMuscle;
+  const added = splitLiverMuscle(grams, STORAGE_LIVER_SHARE, roomLiver, roomMuscle);
   return {
     // Exactly at the ceiling when filled, so rounding never overshoots it.
-    liverG: liverAdded >= roomLiver ? capacity.liverG : liverG + liverAdded,
-    muscleG: muscleAdded >= roomMuscle ? capacity.muscleG : muscleG + muscleAdded,
-    spilledG: liverOverflow - extraToMuscle + (muscleOverflow - extraToLiver),
+    liverG: added.liverG >= roomLiver ? capacity.liverG : liverG + added.liverG,
+    muscleG: added.muscleG >= roomMuscle ? capacity.muscleG : muscleG + added.muscleG,
+    spilledG: added.restG,
   };
 }
 
