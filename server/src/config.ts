@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 
 /** Environment flags are written `true`/`false` (also `1`/`0`, `yes`/`no`). */
@@ -20,9 +21,51 @@ const csv = z
       .filter((entry) => entry.length > 0),
   );
 
+/**
+ * `PACER_TRUST_PROXY`, with Express's `trust proxy` semantics: a hop count
+ * (`1`: one proxy in front, its `X-Forwarded-For` entry is the client) or a
+ * comma list of proxy addresses, CIDRs and Express's names `loopback`,
+ * `linklocal`, `uniquelocal`. `true` (trust every hop) is refused: then any
+ * client could name its own address by sending `X-Forwarded-For`.
+ */
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((value, ctx): TrustProxy => {
+    const text = value.trim();
+    if (['false', '0', 'no', 'off'].includes(text)) return false;
+    if (/^\d+$/.test(text)) return Number(text);
+    if (['true', 'yes', 'on'].includes(text)) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'trusting every hop lets any client choose its address; give the number of proxies in front (e.g. 1) or their addresses',
+      });
+      return z.NEVER;
+    }
+    const entries = text
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry.length > 0);
+    try {
+      proxyAddr.compile(entries);
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a hop count or a list of proxy addresses/CIDRs (${error instanceof Error ? error.message : String(error)})`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
+/** Off, a hop count, or the proxies' addresses/CIDRs (Express `trust proxy`). */
+export type TrustProxy = false | number | readonly string[];
+
 const EnvSchema = z.object({
   PACER_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   PACER_HOST: z.string().min(1).default('127.0.0.1'),
+  PACER_TRUST_PROXY: trustProxy,
   PACER_BASE_URL: z
     .url({ protocol: /^https?$/ })
     .optional()
@@ -72,6 +115,8 @@ export interface Config {
   /** The MCP resource identifier, `{baseUrl}/mcp`. */
   readonly mcpResource: string;
   /** Unset: an embedded PostgreSQL under `dataDir` is used. */
+  /** Which peers' `X-Forwarded-For` names the client (Express `trust proxy`); `false`: none. */
+  readonly trustProxy: TrustProxy;
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly role: 'all' | 'api' | 'worker';
@@ -147,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.PACER_HOST,
     baseUrl,
     mcpResource: `${baseUrl}/mcp`,
+    trustProxy: e.PACER_TRUST_PROXY,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.PACER_DATA_DIR),
     role: e.PACER_ROLE,

@@ -52,6 +52,8 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(requestContext(deps.logger));
 
   app.get('/healthz', (_req, res) => {

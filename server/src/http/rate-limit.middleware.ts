@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
+import { clientIpOf } from './client-address.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import {
   consumeRateLimits,
@@ -28,12 +29,6 @@ interface RouteInfo {
 export function rateLimitBucketOf(route: RouteInfo): RateLimitBucket {
   if (route.contentType === 'multipart/form-data') return 'uploads';
   return route.method === UPLOAD_ROUTE.method && route.path === UPLOAD_ROUTE.path ? 'uploads' : 'requests';
-}
-
-/** The peer address (no `trust proxy`: behind a proxy every client shares the proxy's address). */
-export function clientIpOf(req: Request): string {
-  const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-  return ip.startsWith('::ffff:') ? ip.slice('::ffff:'.length) : ip;
 }
 
 const BEARER = /^Bearer +(\S+)$/i;

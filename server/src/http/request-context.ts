@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../logger.ts';
+import { clientIpOf } from './client-address.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -44,9 +45,10 @@ function requestLogger(logger: Logger) {
       return { requestId: req.id };
     },
     serializers: {
-      req(req: { id: unknown; method: string; url: string }) {
+      req(req: { id: unknown; method: string; url: string; raw: Request }) {
         // Only what an operator needs; the query string may carry secrets.
-        return { id: req.id, method: req.method, path: req.url.split('?')[0] };
+        // The client address is the one PACER_TRUST_PROXY yields, as for rate limits.
+        return { id: req.id, method: req.method, path: req.url.split('?')[0], clientIp: clientIpOf(req.raw) };
       },
       res(res: { statusCode: number }) {
         return { statusCode: res.statusCode };

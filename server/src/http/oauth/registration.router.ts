@@ -1,10 +1,11 @@
 import { allowedMethods } from '@modelcontextprotocol/sdk/server/auth/middleware/allowedMethods.js';
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { rateLimitHeaders } from '../../modules/rate-limit/rate-limit.service.ts';
 import { registerDynamicClient, RegistrationError } from '../../modules/oauth/registration.service.ts';
+import { clientIpOf } from '../client-address.ts';
 import { REGISTRATION_PATH } from './discovery.router.ts';
 
 export interface RegistrationRouterDeps {
@@ -67,11 +68,6 @@ const answerRegistrationError: ErrorRequestHandler = (error: unknown, _req, res,
   }
   res.status(refusal.status).set(refusal.headers).set('Cache-Control', 'no-store').json(refusal.toResponseObject());
 };
-
-function clientIpOf(req: Request): string {
-  const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-  return ip.startsWith('::ffff:') ? ip.slice('::ffff:'.length) : ip;
-}
 
 /**
  * `POST /api/oauth/register`: RFC 7591 dynamic client registration for MCP

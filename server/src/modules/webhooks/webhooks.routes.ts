@@ -2,7 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../../errors.ts';
-import { clientIpOf } from '../../http/rate-limit.middleware.ts';
+import { clientIpOf } from '../../http/client-address.ts';
 import { CSRF_COOKIE, readCookie } from '../../http/pages/cookies.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import type { User } from '../../db/tables.ts';
