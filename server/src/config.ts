@@ -76,6 +76,8 @@ const EnvSchema = z.object({
     .optional(),
   PACER_DATA_DIR: z.string().min(1).default('./.pacer'),
   PACER_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  PACER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
+  PACER_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(5),
   PACER_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PACER_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
   PACER_REFRESH_TOKEN_TTL: seconds(7_776_000),
@@ -115,6 +117,13 @@ export interface Config {
   /** The MCP resource identifier, `{baseUrl}/mcp`. */
   readonly mcpResource: string;
   /** Unset: an embedded PostgreSQL under `dataDir` is used. */
+  /**
+   * Connections per process: the request/service pool and pg-boss's own
+   * pool. A worker also holds one LISTEN connection. The README's "Operating
+   * at scale" budgets them against `max_connections`.
+   */
+  readonly dbPoolSize: number;
+  readonly queuePoolSize: number;
   /** Which peers' `X-Forwarded-For` names the client (Express `trust proxy`); `false`: none. */
   readonly trustProxy: TrustProxy;
   readonly databaseUrl: string | undefined;
@@ -193,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl,
     mcpResource: `${baseUrl}/mcp`,
     trustProxy: e.PACER_TRUST_PROXY,
+    dbPoolSize: e.PACER_DB_POOL_SIZE,
+    queuePoolSize: e.PACER_QUEUE_POOL_SIZE,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.PACER_DATA_DIR),
     role: e.PACER_ROLE,

@@ -54,7 +54,12 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const runsApi = config.role !== 'worker';
   let boss: PgBoss;
   try {
-    boss = await startBoss({ connectionString: database.url, logger, maintenance: runsWorkers });
+    boss = await startBoss({
+      connectionString: database.url,
+      logger,
+      maintenance: runsWorkers,
+      poolSize: config.queuePoolSize,
+    });
     if (runsWorkers) {
       await startWorkers(
         boss,

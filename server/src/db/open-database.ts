@@ -20,7 +20,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, logger });
     url = embedded.url;
   }
-  const pool = createPool({ connectionString: url });
+  const pool = createPool({ connectionString: url, maxConnections: config.dbPoolSize });
   pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
   const db = createDb(pool);
   try {

@@ -31,6 +31,8 @@ export interface StartBossOptions {
   readonly logger: Logger;
   /** Run maintenance and cron (worker processes); API-only processes just send. */
   readonly maintenance: boolean;
+  /** pg-boss's own connections (PACER_QUEUE_POOL_SIZE; default 5). */
+  readonly poolSize?: number;
 }
 
 export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
@@ -38,7 +40,7 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
     connectionString: options.connectionString,
     schema: BOSS_SCHEMA,
     application_name: 'pacer-queue',
-    max: 5,
+    max: options.poolSize ?? 5,
     // Wake workers the moment a job is committed instead of polling (DESIGN.md §5).
     useListenNotify: options.maintenance,
     supervise: options.maintenance,
