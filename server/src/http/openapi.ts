@@ -60,12 +60,45 @@ function mapOperation(operation: OperationObject, route: { metadata?: unknown })
     ...(auth ? { security: [{ oauth2: [...auth.scopes] }] } : {}),
     ...(metadata?.session ? { security: [{ portalSession: [] }] } : {}),
     ...(metadata?.webhook ? { security: [{ webhookSecret: [] }, { webhookSecretQuery: [] }, {}] } : {}),
+    ...(metadata?.admin ? { security: [{ oauth2: [] }, { portalSession: [] }] } : {}),
   };
+}
+
+type JsonNode = Record<string, unknown>;
+const isNode = (value: unknown): value is JsonNode => typeof value === 'object' && value !== null;
+
+/**
+ * OpenAPI 3.0 has no `null` type: zod writes a nullable reference as
+ * `{ nullable: true, allOf: [{ $ref }] }`. Without a `type` beside it,
+ * `nullable` means nothing to 3.0 validators (3.0.3: it applies "only if
+ * type is explicitly defined"; Redocly's `nullable-type-sibling` flags it),
+ * so the referenced schema's type is copied next to it. A nullable schema of
+ * any type (`z.unknown().nullable()`) already admits null: its `nullable` goes.
+ */
+function typeNullableReferences(document: OpenAPIObject): void {
+  const components = (document.components?.schemas ?? {}) as Record<string, JsonNode>;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
+    if (!isNode(node)) return;
+    const allOf = node['allOf'];
+    if (node['nullable'] === true && node['type'] === undefined && Array.isArray(allOf) && allOf.length === 1) {
+      const ref = (allOf[0] as JsonNode)['$ref'];
+      const target = typeof ref === 'string' ? components[ref.replace('#/components/schemas/', '')] : undefined;
+      if (target?.['type'] !== undefined) node['type'] = target['type'];
+    }
+    const composed = ['allOf', 'anyOf', 'oneOf', '$ref'].some((key) => key in node);
+    if (node['nullable'] === true && node['type'] === undefined && !composed) delete node['nullable'];
+    Object.values(node).forEach(visit);
+  };
+  visit(document);
 }
 
 /** The OpenAPI document of the REST API, generated from the contract alone (stable output). */
 export function buildOpenApiDocument(): OpenAPIObject {
-  return generateOpenApi(
+  const document = generateOpenApi(
     contract,
     {
       info: {
@@ -107,6 +140,10 @@ export function buildOpenApiDocument(): OpenAPIObject {
     },
     { setOperationId: true, schemaTransformer: transformSchema, operationMapper: mapOperation },
   );
+  typeNullableReferences(document);
+  // Base-URL independent: relative to wherever the document was fetched from.
+  // The served copy names this deployment's base URL instead.
+  return { ...document, servers: [{ url: '/', description: 'The Pacer deployment serving this document' }] };
 }
 
 /** The document as served: with this deployment's absolute URLs. */
