@@ -1,6 +1,7 @@
 import path from 'node:path';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { isParsableConnectionUrl, redactConnectionUrl } from './db/connection-url.ts';
 
 /** Environment flags are written `true`/`false` (also `1`/`0`, `yes`/`no`). */
 const flag = (fallback: boolean) =>
@@ -72,7 +73,14 @@ const EnvSchema = z.object({
     .refine((value) => value === undefined || !/[?#]/.test(value), 'must not have a query or fragment'),
   DATABASE_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .regex(/^postgres(ql)?:\/\//, {
+      error:
+        'must be a postgres:// URL (postgres://user:password@host:5432/database), or unset for the embedded PostgreSQL',
+      abort: true,
+    })
+    .refine(isParsableConnectionUrl, {
+      error: 'is not a valid URL (check the host and port, and percent-encode special characters in the password)',
+    })
     .optional(),
   PACER_DATA_DIR: z.string().min(1).default('./.pacer'),
   PACER_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
@@ -189,7 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? 'environment');
-      const value = env[name];
+      // DATABASE_URL may hold a password: the message goes to stderr and logs.
+      const value = name === 'DATABASE_URL' && env[name] !== undefined ? redactConnectionUrl(env[name]) : env[name];
       return `  ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);

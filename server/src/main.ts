@@ -1,18 +1,37 @@
 import { findCommand, usage } from './cli/commands.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { AppError } from './errors.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
+import type { Runtime } from './runtime.ts';
+import { describeFailure, StartupError } from './startup-error.ts';
+
+/**
+ * A failure is one line on stderr naming cause and fix, never a stack trace:
+ * the operator acts on it. The stack goes to the debug log (stdout, like
+ * every log line) for whoever debugs Pacer itself.
+ */
+function reportFailure(error: unknown, prefix: string, logger: Logger): void {
+  logger.debug({ err: error }, prefix);
+  process.stderr.write(`${prefix}: ${describeFailure(error)}\n`);
+}
 
 /**
  * The one binary: `start` serves (in the role PACER_ROLE says), everything
- * else is an operator command (`npm run pacer -- <command>`).
+ * else is an operator command (`npm run pacer -- <command>`). Returns the
+ * exit code, or -1 while serving.
  */
-async function start(config: Config): Promise<void> {
+async function start(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
   const startedAt = performance.now();
-  // Loaded here, not at the top: operator commands need none of the HTTP app.
-  const { startRuntime } = await import('./runtime.ts');
-  const runtime = await startRuntime(config, logger);
+  let runtime: Runtime;
+  try {
+    // Loaded here, not at the top: operator commands need none of the HTTP app.
+    const { startRuntime } = await import('./runtime.ts');
+    runtime = await startRuntime(config, logger);
+  } catch (error) {
+    reportFailure(error, 'Pacer did not start', logger);
+    return 1;
+  }
   logger.info(
     {
       role: config.role,
@@ -21,6 +40,8 @@ async function start(config: Config): Promise<void> {
       docs: `${config.baseUrl}/docs`,
       mcp: `${config.baseUrl}/mcp`,
       data: config.databaseUrl ? 'DATABASE_URL' : config.dataDir,
+      postgresCluster: runtime.database.embedded?.clusterDir,
+      postgresBinaries: runtime.database.embedded?.binDir,
       startupMs: Math.round(performance.now() - startedAt),
     },
     'Pacer is ready',
@@ -43,6 +64,13 @@ async function start(config: Config): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+  return -1;
+}
+
+/** `Invalid configuration:\n  A: …\n  B: …` as one line: `Invalid configuration: A: …; B: …`. */
+function oneLineConfigError(message: string): string {
+  const [title = '', ...issues] = message.split('\n').map((line) => line.trim());
+  return `${title} ${issues.filter(Boolean).join('; ')}`.trim();
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -56,15 +84,12 @@ async function main(argv: readonly string[]): Promise<number> {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
+      process.stderr.write(`${oneLineConfigError(error.message)}\n`);
       return 2;
     }
     throw error;
   }
-  if (name === 'start') {
-    await start(config);
-    return -1;
-  }
+  if (name === 'start') return start(config);
   const command = findCommand(name);
   if (!command) {
     process.stderr.write(`Unknown command "${name}".\n\n${usage()}\n`);
@@ -77,6 +102,10 @@ async function main(argv: readonly string[]): Promise<number> {
     // A command may report a partial failure (e.g. import) through process.exitCode.
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
+    if (error instanceof StartupError) {
+      reportFailure(error, `Pacer could not run ${name}`, logger);
+      return 1;
+    }
     if (error instanceof AppError) {
       const fields = (error.errors ?? []).map((entry) => `  ${entry.path}: ${entry.message}`);
       process.stderr.write(`${[error.message, ...fields].join('\n')}\n`);

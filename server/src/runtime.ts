@@ -7,6 +7,7 @@ export { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { createApp } from './http/app.ts';
 import type { Logger } from './logger.ts';
+import { StartupError } from './startup-error.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
 import { jobHandlers } from './queue/handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
@@ -25,11 +26,45 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+/** Why `listen` failed, in the operator's terms (PACER_PORT and PACER_HOST are what they set). */
+function listenFailure(error: Error, port: number, host: string): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `port ${port} on ${host}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new StartupError(
+        'port_unavailable',
+        `${where} is already in use`,
+        'Stop the program that listens there or set PACER_PORT to a free port',
+        { cause: error },
+      );
+    case 'EACCES':
+      return new StartupError(
+        'port_unavailable',
+        `not allowed to listen on ${where} (ports below 1024 need root or CAP_NET_BIND_SERVICE)`,
+        'Set PACER_PORT to 1024 or above',
+        { cause: error },
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartupError(
+        'port_unavailable',
+        `cannot listen on ${where} (${code}: ${host} is not an address of this machine)`,
+        'Set PACER_HOST to one of its addresses (127.0.0.1 for this machine only, 0.0.0.0 for all)',
+        { cause: error },
+      );
+    default:
+      return error;
+  }
+}
+
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: Error) => reject(listenFailure(error, port, host));
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve(server.address() as AddressInfo);
     });
   });
@@ -80,13 +115,21 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   let url: string | undefined;
   const mcpRecorder = new McpExecutionRecorder(database.db, logger);
   if (runsApi) {
-    if (config.mcp.enabled) await checkMcpManifest(logger);
-    const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
-    server = createServer(app);
-    server.keepAliveTimeout = 65_000;
-    const address = await listen(server, config.port, config.host);
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    url = `http://${host}:${address.port}`;
+    try {
+      if (config.mcp.enabled) await checkMcpManifest(logger);
+      const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
+      server = createServer(app);
+      server.keepAliveTimeout = 65_000;
+      const address = await listen(server, config.port, config.host);
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      url = `http://${host}:${address.port}`;
+    } catch (error) {
+      // Nothing was served yet; workers may have taken a job, so let it finish as on a normal stop.
+      await mcpRecorder.close();
+      await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+      await database.close();
+      throw error;
+    }
   }
 
   let stopping: Promise<void> | undefined;

