@@ -190,11 +190,18 @@ describe('webhook processing survives a worker killed mid-batch', () => {
     expect(deliveryIds.has(null)).toBe(false);
 
     // Drain: deliveries the dead worker held come back once their job expires.
+    // A delivery is marked processed before its worker reports the job
+    // complete to pg-boss, so both are waited for.
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     let counts = await countByState(db, client.clientId);
-    while ((counts['processed'] ?? 0) < DELIVERIES && Date.now() < deadline) {
+    let jobs = await jobsByState(db, 'webhooks.deliver');
+    while (
+      ((counts['processed'] ?? 0) < DELIVERIES || (jobs['completed'] ?? 0) < DELIVERIES) &&
+      Date.now() < deadline
+    ) {
       await sleep(250);
       counts = await countByState(db, client.clientId);
+      jobs = await jobsByState(db, 'webhooks.deliver');
     }
     const drainedAt = Date.now();
     expect(counts).toEqual({ processed: DELIVERIES });
@@ -220,7 +227,7 @@ describe('webhook processing survives a worker killed mid-batch', () => {
     expect(Object.keys(attempts).every((count) => count === '1' || count === '2')).toBe(true);
 
     // Every job completed; none left to run, none expired into the dead-letter queue.
-    expect(await jobsByState(db, 'webhooks.deliver')).toEqual({ completed: DELIVERIES });
+    expect(jobs).toEqual({ completed: DELIVERIES });
     expect(await jobsByState(db, 'webhooks.dead-letter')).toEqual({});
 
     // The data: one row per (user, date) with the values sent, written once (a re-application bumps updated_at).
