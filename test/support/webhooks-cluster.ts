@@ -34,14 +34,15 @@ async function waitUntil(what: string, process: PacerProcess, ready: () => Promi
  * Spawn the real binary (`main.ts start`, as `npm start` runs it) in `role`
  * on `databaseUrl`, and wait until it is ready: an API process answers
  * `/readyz` with 200; a worker, which has no HTTP, has logged "Pacer is ready"
- * (written once its queue workers are registered).
+ * (written once its queue workers are registered). `env.PACER_PORT` picks the
+ * port (a replacement behind a proxy takes its predecessor's); otherwise a free one.
  */
 export async function startPacerProcess(
   role: 'api' | 'worker',
   databaseUrl: string,
   env: Record<string, string> = {},
 ): Promise<PacerProcess> {
-  const port = await freePort();
+  const port = env['PACER_PORT'] !== undefined ? Number(env['PACER_PORT']) : await freePort();
   const { child, output } = spawnPacer(['start'], {
     ...process.env,
     DATABASE_URL: databaseUrl,
