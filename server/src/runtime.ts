@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config.ts';
@@ -120,6 +120,13 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
       server = createServer(app);
       server.keepAliveTimeout = 65_000;
+      // While draining, every answer ends its connection (`Connection: close`),
+      // so a proxy's kept-alive connections are handed back one by one after
+      // their last answer instead of being cut at the shutdown timeout.
+      const answering = server;
+      answering.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+        if (!answering.listening) res.setHeader('Connection', 'close');
+      });
       const address = await listen(server, config.port, config.host);
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
@@ -138,8 +145,12 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       if (server) {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // A connection whose answer was already under way when the drain began
+        // goes idle without `Connection: close`: sweep those up as they do.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
         const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
         await closed;
+        clearInterval(sweep);
         clearTimeout(timer);
       }
       await mcpRecorder.close();
