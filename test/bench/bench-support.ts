@@ -40,3 +40,40 @@ export async function cpuSnapshot(options: {
   }
   return { server, postgres };
 }
+
+export interface LatencyStats {
+  readonly count: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/** Count, mean and nearest-rank percentiles of raw samples (ms, float). */
+export function latencyStats(samples: readonly number[]): LatencyStats {
+  const sorted = Float64Array.from(samples).sort();
+  const at = (q: number) =>
+    sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
+  const sum = sorted.reduce((total, value) => total + value, 0);
+  return {
+    count: sorted.length,
+    mean: round(sorted.length ? sum / sorted.length : 0),
+    p50: round(at(0.5)),
+    p90: round(at(0.9)),
+    p99: round(at(0.99)),
+    max: round(sorted.at(-1) ?? 0),
+  };
+}
+
+export interface Spread {
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+}
+
+/** Min, median (the upper one of an even count) and max of a few figures, e.g. one per round. */
+export function spreadOf(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { min: sorted[0] ?? 0, median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted.at(-1) ?? 0 };
+}

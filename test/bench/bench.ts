@@ -29,19 +29,32 @@
  *    GET /api/fuel/timeline for 14 days (200 meal items, 20 workouts), the
  *    full recompute of a year of data (in process and through the worker),
  *    and the lag of the stored recovery behind POST /api/wellness at 50/s.
+ * 8. Hot path (hotpath-bench.ts): a Pacer server of its own as an operator
+ *    runs it (log level info, both rate limits counted, only raised so the
+ *    bench is never refused; role api, the recompute worker is section 7's)
+ *    and the lean reference server (reference-server.ts, node:http + pg) on
+ *    the same database, users and tokens (one per connection): POST /api/wellness
+ *    and GET /api/wellness (30 days), rounds alternating reference and Pacer,
+ *    req/s and p99 ratios Pacer/reference as min/median/max.
  * Then a human-readable summary, then one JSON line with every figure.
  *
  * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
- * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`; default all of them). Without `startup`
+ * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
  * PACER_BENCH_PROFILE_RATE (GET /api/profile per second in step 4, default 50),
  * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30),
  * PACER_BENCH_MCP_REQUESTS (requests per client in each latency run of step 6, default 500),
- * PACER_BENCH_ANALYTICS_LAG_DURATION (s of the steady 50/s wellness writes in step 7, default 30).
+ * PACER_BENCH_ANALYTICS_LAG_DURATION (s of the steady 50/s wellness writes in step 7, default 30),
+ * PACER_BENCH_ROUNDS (rounds per route in step 8, default 3),
+ * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
+ * default one per connection; 1 puts every write on one user's rows),
+ * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
+ * PACER_BENCH_CPU_PROF_DIR (step 8's Pacer server runs with `node --cpu-prof`
+ * and writes its profile there when it stops).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -65,10 +78,21 @@ import {
   type McpBenchResult,
 } from './mcp-bench.ts';
 import type { AnalyticsBenchResult } from './analytics-bench.ts';
+import {
+  HOTPATH_ROUTES,
+  type HotpathRouteKey,
+  hotpathBenchLines,
+  hotpathSummaryLines,
+  hotpathTargetsOf,
+  runHotpathBench,
+  type HotpathBenchResult,
+} from './hotpath-bench.ts';
+import { latencyStats, type LatencyStats, round, sleep } from './bench-support.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
 const MAIN = path.join(ROOT, 'server/src/main.ts');
+const REFERENCE_SERVER = path.join(import.meta.dirname, 'reference-server.ts');
 
 const DURATION_S = positiveNumber('PACER_BENCH_DURATION', 10);
 const WARMUP_S = positiveNumber('PACER_BENCH_WARMUP', 3);
@@ -78,10 +102,23 @@ const PROFILE_RATE = positiveNumber('PACER_BENCH_PROFILE_RATE', 50);
 const WEBHOOK_LAG_DURATION_S = positiveNumber('PACER_BENCH_LAG_DURATION', 30);
 const MCP_REQUESTS = positiveNumber('PACER_BENCH_MCP_REQUESTS', 500);
 const ANALYTICS_LAG_DURATION_S = positiveNumber('PACER_BENCH_ANALYTICS_LAG_DURATION', 30);
+const HOTPATH_ROUNDS = positiveNumber('PACER_BENCH_ROUNDS', 3);
+const HOTPATH_USERS = positiveNumber('PACER_BENCH_HOTPATH_USERS', CONNECTIONS);
+const HOTPATH_ROUTE_KEYS = ((): readonly HotpathRouteKey[] => {
+  const raw = process.env['PACER_BENCH_HOTPATH_ROUTES'];
+  if (raw === undefined || raw.trim() === '') return HOTPATH_ROUTES;
+  const keys = raw.split(',').map((key) => key.trim());
+  if (keys.some((key) => !(HOTPATH_ROUTES as readonly string[]).includes(key))) {
+    process.stderr.write(`bench: PACER_BENCH_HOTPATH_ROUTES takes a comma list of ${HOTPATH_ROUTES.join(', ')}\n`);
+    process.exit(2);
+  }
+  return keys as HotpathRouteKey[];
+})();
+const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
 /** Users the lag run of step 7 spreads its writes over. */
 const ANALYTICS_LAG_USERS = 20;
 const UPLOAD_CONCURRENCY = 4;
-const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks', 'mcp', 'analytics'] as const;
+const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks', 'mcp', 'analytics', 'hotpath'] as const;
 type Section = (typeof SECTIONS)[number];
 const ONLY = ((): ReadonlySet<Section> => {
   try {
@@ -160,9 +197,6 @@ function dateOf(phase: keyof typeof PHASE_BASE, n: number): string {
   const offset = PHASE_BASE[phase] * DATE_WINDOW_DAYS + (n % DATE_WINDOW_DAYS);
   return new Date(EPOCH_2000 + offset * DAY_MS).toISOString().slice(0, 10);
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 // ---------------------------------------------------------------------------
 // Cleanup: children, orphaned embedded postgres, bench database, temp dirs.
@@ -285,10 +319,16 @@ function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: strin
   });
 }
 
-function spawnServer(env: NodeJS.ProcessEnv, port: number): ServerProcess {
+/** The Pacer server by default; `command` runs another script (the reference server) the same way. */
+function spawnServer(
+  env: NodeJS.ProcessEnv,
+  port: number,
+  command: { readonly nodeFlags?: readonly string[]; readonly args?: readonly string[] } = {},
+): ServerProcess {
   if (interrupted) throw new Error('interrupted');
   const spawnedAt = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], {
+  const args = command.args ?? [MAIN, 'start'];
+  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...(command.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -527,33 +567,6 @@ function cpuUse(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined)
 }
 
 // ---------------------------------------------------------------------------
-// Latency statistics from raw samples (ms, float).
-
-interface LatencyStats {
-  readonly count: number;
-  readonly mean: number;
-  readonly p50: number;
-  readonly p90: number;
-  readonly p99: number;
-  readonly max: number;
-}
-
-function stats(samples: number[]): LatencyStats {
-  const sorted = Float64Array.from(samples).sort();
-  const at = (q: number) =>
-    sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
-  const sum = sorted.reduce((total, value) => total + value, 0);
-  return {
-    count: sorted.length,
-    mean: round(sorted.length ? sum / sorted.length : 0),
-    p50: round(at(0.5)),
-    p90: round(at(0.9)),
-    p99: round(at(0.99)),
-    max: round(sorted.at(-1) ?? 0),
-  };
-}
-
-// ---------------------------------------------------------------------------
 // (a) HTTP through autocannon.
 
 interface HttpResult {
@@ -623,7 +636,7 @@ async function runAutocannon(
     requests: samples.length,
     durationS: round(wallS),
     rps: round(samples.length / wallS, 1),
-    latency: stats(samples),
+    latency: latencyStats(samples),
     autocannon: { p50: result.latency.p50, p99: result.latency.p99, rpsAverage: result.requests.average },
     non2xx: result.non2xx,
     errors: result.errors,
@@ -681,7 +694,7 @@ async function runPg(
     ops: samples.length,
     durationS: round(wallS),
     opsPerSec: round(samples.length / wallS, 1),
-    latency: stats(samples),
+    latency: latencyStats(samples),
     created,
     updated: samples.length - created,
     cpu: cpuUse(before, after),
@@ -779,7 +792,8 @@ async function main(): Promise<void> {
     !ONLY.has('uploads') &&
     !ONLY.has('webhooks') &&
     !ONLY.has('mcp') &&
-    !ONLY.has('analytics')
+    !ONLY.has('analytics') &&
+    !ONLY.has('hotpath')
   ) {
     log('\nno section on the throughput server selected');
     printSummary(log, { empty, existing });
@@ -992,6 +1006,8 @@ async function main(): Promise<void> {
   if (ONLY.has('mcp')) mcpRun = await runMcpSection(log, { dataDir, databaseUrl });
   let analyticsRun: AnalyticsBenchResult | undefined;
   if (ONLY.has('analytics')) analyticsRun = await runAnalyticsSection(log, { dataDir, databaseUrl });
+  let hotpathRun: HotpathBenchResult | undefined;
+  if (ONLY.has('hotpath')) hotpathRun = await runHotpathSection(log, { dataDir, databaseUrl });
 
   printSummary(log, {
     empty,
@@ -1004,6 +1020,7 @@ async function main(): Promise<void> {
     webhookRun,
     mcpRun,
     analyticsRun,
+    hotpathRun,
     readyMs,
     stopMs,
   });
@@ -1146,6 +1163,97 @@ async function runAnalyticsSection(
   }
 }
 
+/**
+ * 8. The hot path on a Pacer server of its own with an operator's settings
+ * (PACER_LOG_LEVEL info; the rate limits of `serverEnv`, counted but never
+ * reached) and the lean reference server, both on the same database.
+ */
+async function runHotpathSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<HotpathBenchResult> {
+  log(`\n[8] hot path: POST and GET /api/wellness, Pacer against the lean reference server, same database`);
+  const port = await freePort();
+  // Role `api`: the recompute worker's runs are not the request's work, and in role `all` they would
+  // share the process with it (section 7 measures them); everything else as an operator runs it.
+  const env: NodeJS.ProcessEnv = { ...serverEnv({ port, ...where, logLevel: process.env['XLOG'] ?? 'info' }), PACER_ROLE: 'api' };
+  const nodeFlags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+  const pacer = spawnServer(env, port, { nodeFlags });
+  let reference: ServerProcess | undefined;
+  try {
+    log(
+      `    Pacer ready in ${round(await waitReady(pacer), 0)} ms (pid ${pacer.pid}, PACER_LOG_LEVEL=info${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+    );
+    const users = await inTurns(HOTPATH_USERS, 4, async () => {
+      const email = `bench-hotpath-${randomBytes(4).toString('hex')}@example.com`;
+      const user = await runCli<{ id: string }>(env, [
+        'user:create',
+        `--email=${email}`,
+        `--password=${randomBytes(12).toString('hex')}`,
+        '--json',
+      ]);
+      const token = await runCli<{ access_token: string }>(env, [
+        'token:create',
+        '--email',
+        email,
+        '--scope',
+        'health:write health:read',
+        '--expires-in',
+        '7200',
+        '--json',
+      ]);
+      return { id: user.id, token: token.access_token };
+    });
+    const databaseUrl = where.databaseUrl ?? embeddedUrl(where.dataDir);
+    const referencePort = await freePort();
+    reference = spawnServer(
+      {
+        PATH: process.env['PATH'],
+        DATABASE_URL: databaseUrl,
+        PORT: String(referencePort),
+        BASE_URL: `http://127.0.0.1:${port}`,
+        RATE_LIMIT_PER_MINUTE: env['PACER_RATE_LIMIT_PER_MINUTE'],
+        RATE_LIMIT_IP_PER_MINUTE: env['PACER_RATE_LIMIT_IP_PER_MINUTE'],
+      },
+      referencePort,
+      { args: [REFERENCE_SERVER] },
+    );
+    log(`    reference ready in ${round(await waitReady(reference), 0)} ms (pid ${reference.pid})`);
+    log(
+      `    ${users.length} user(s) with a token each, connection i sends user i's token (mod ${users.length}) to both; rate limits ${env['PACER_RATE_LIMIT_PER_MINUTE']}/min per token and ${env['PACER_RATE_LIMIT_IP_PER_MINUTE']}/min per address on both`,
+    );
+    log(
+      `    autocannon, ${CONNECTIONS} connections; per route a ${WARMUP_S} s warm-up of each, then ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s (reference, then Pacer)`,
+    );
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    try {
+      const run = await runHotpathBench({
+        pacer: { url: pacer.url, pid: pacer.pid },
+        reference: { url: reference.url, pid: reference.pid },
+        users,
+        pool,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        warmupS: WARMUP_S,
+        rounds: HOTPATH_ROUNDS,
+        routes: HOTPATH_ROUTE_KEYS,
+        interrupted: () => interrupted,
+      });
+      for (const line of hotpathBenchLines(run)) log(line);
+      return run;
+    } catch (error) {
+      const exited = [pacer, reference].find((server) => server.exited());
+      if (!exited) throw error;
+      throw new Error(`a hot-path server exited during the section:\n${exited.tail.join('\n')}`, { cause: error });
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    await reference?.stop();
+    await pacer.stop();
+  }
+}
+
 interface Figures {
   readonly empty: StartupRun | undefined;
   readonly existing: StartupRun | undefined;
@@ -1157,14 +1265,26 @@ interface Figures {
   readonly webhookRun?: WebhookBenchResult | undefined;
   readonly mcpRun?: McpBenchResult | undefined;
   readonly analyticsRun?: AnalyticsBenchResult | undefined;
+  readonly hotpathRun?: HotpathBenchResult | undefined;
   readonly readyMs?: number;
   readonly stopMs?: number;
 }
 
 /** 3. Summary (the sections that ran), then the JSON line. */
 function printSummary(log: (line: string) => void, figures: Figures): void {
-  const { empty, existing, databaseUrl, httpRun, pgRun, oauthRun, uploadRun, webhookRun, mcpRun, analyticsRun } =
-    figures;
+  const {
+    empty,
+    existing,
+    databaseUrl,
+    httpRun,
+    pgRun,
+    oauthRun,
+    uploadRun,
+    webhookRun,
+    mcpRun,
+    analyticsRun,
+    hotpathRun,
+  } = figures;
   const lines = ['', '================================ Pacer bench summary ================================'];
   if (empty && existing) {
     lines.push(
@@ -1250,6 +1370,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       `  [${mark(analyticsTargets.errorsZero)}] errors and unserved writes   ${analyticsRun.errors}   (must be 0)`,
     );
   }
+  if (hotpathRun) lines.push(...hotpathSummaryLines(hotpathRun));
   lines.push('=====================================================================================');
   log(lines.join('\n'));
 
@@ -1281,6 +1402,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       webhooks: webhookRun,
       mcp: mcpRun,
       analytics: analyticsRun,
+      hotpath: hotpathRun,
       ratio,
       targets: {
         emptyStartup: empty ? empty.readyMs < TARGETS.emptyStartupMs : undefined,
@@ -1292,6 +1414,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
         ...(webhookTargets ? { webhooks: webhookTargets } : {}),
         ...(mcpTargets ? { mcp: mcpTargets } : {}),
         ...(analyticsTargets ? { analytics: analyticsTargets } : {}),
+        ...(hotpathRun ? { hotpath: hotpathTargetsOf(hotpathRun) } : {}),
       },
     }),
   );

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   CamelCasePlugin,
+  CompiledQuery,
   Kysely,
   PostgresDialect,
   sql,
@@ -48,7 +49,8 @@ const PREPARED_PREFIX = '/* prepared:';
 /** label -> the SQL text it was first seen with, and the statement name. */
 const statements = new Map<string, { text: string; name: string }>();
 
-function statementNameOf(text: string): string | undefined {
+/** The prepared statement name of SQL text ending in a `preparedStatement` marker; undefined for any other text. */
+export function statementNameOf(text: string): string | undefined {
   if (!text.endsWith(' */')) return undefined;
   const start = text.lastIndexOf(PREPARED_PREFIX);
   if (start < 0) return undefined;
@@ -63,8 +65,43 @@ function statementNameOf(text: string): string | undefined {
 }
 
 export function preparedStatement(name: string): RawBuilder<unknown> {
+  return sql.raw(preparedStatementMarker(name));
+}
+
+/** The text `preparedStatement` adds, for SQL written outside Kysely (pg-boss's). */
+export function preparedStatementMarker(name: string): string {
   if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`bad prepared statement name ${name}`);
-  return sql.raw(`/* prepared:${name} */`);
+  return `${PREPARED_PREFIX}${name} */`;
+}
+
+/**
+ * A query whose SQL text is the same on every call, only its values change:
+ * built and compiled once (Kysely's builder, plugins and compiler run once),
+ * then each call binds its own values to the compiled text. `build` receives
+ * the handle and one placeholder per value, must use each placeholder as a
+ * value exactly once, and returns the compiled query.
+ */
+export function precompiled<A extends readonly unknown[], R>(
+  arity: A['length'],
+  build: (db: DbOrTrx, ...values: A) => CompiledQuery<R>,
+): (db: DbOrTrx, ...values: A) => CompiledQuery<R> {
+  let compiled: { readonly sql: string; readonly slots: readonly number[] } | undefined;
+  return (db, ...values) => {
+    if (!compiled) {
+      const placeholders = Array.from({ length: arity }, (_, index) => ({ placeholder: index }));
+      const query = build(db, ...(placeholders as unknown as A));
+      const slots = query.parameters.map((parameter) => placeholders.indexOf(parameter as { placeholder: number }));
+      if (slots.includes(-1) || new Set(slots).size !== arity || slots.length !== arity) {
+        throw new Error(`precompiled: each of the ${arity} values must be one parameter of the query`);
+      }
+      compiled = { sql: query.sql, slots };
+    }
+    const { sql: text, slots } = compiled;
+    return CompiledQuery.raw(
+      text,
+      slots.map((slot) => values[slot]),
+    );
+  };
 }
 
 function withPreparedStatements(pool: pg.Pool): PostgresPool {
@@ -88,10 +125,19 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** The pool behind each handle `createDb` made, for work Kysely has no API for (statement-batch.ts); none for a transaction. */
+const pools = new WeakMap<Db, pg.Pool>();
+
+export function poolOf(db: Db): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 export function createDb(pool: pg.Pool): Db {
-  return new Kysely<Database>({
+  const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }),
     // maintainNestedObjectKeys: stored raw JSON keeps the caller's keys as sent.
     plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
   });
+  pools.set(db, pool);
+  return db;
 }

@@ -69,6 +69,35 @@ export function createApp(deps: AppDeps): Express {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', database, queue });
   });
 
+  // The REST API first: every API request is matched against the layers before its route, and
+  // no mount below shares a path with it (they serve /api/oauth, /.well-known, /mcp,
+  // /api/webhooks, /api/developer, /api/admin, /docs and the pages).
+  const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
+  createExpressEndpoints(
+    restContract,
+    {
+      wellness: wellnessRoutes(deps),
+      nutrition: nutritionRoutes(deps),
+      profile: profileRoutes(deps),
+      plannedWorkouts: plannedWorkoutsRoutes(deps),
+      workouts: workoutRoutes(deps),
+      reports: reportRoutes(deps),
+      analytics: analyticsRoutes(deps),
+      fuel: fuelRoutes(deps),
+      recommendations: recommendationsRoutes(deps),
+    },
+    app,
+    {
+      logInitialization: false,
+      responseValidation: false,
+      // Rate limits are counted while the token is looked up and decided first; no body is
+      // read before both pass. Idempotency needs the principal and the parsed body.
+      globalMiddleware: [withRestRateLimits(deps, restBearerAuth(deps)), jsonBody, idempotency(deps)],
+      // Hand validation errors to our error handler: problem+json with each field's path.
+      requestValidationErrorHandler: (error, _req, _res, next) => next(error),
+    },
+  );
+
   const openApi = servedOpenApiDocument(deps.config.baseUrl);
   app.get('/openapi.json', (_req, res) => {
     res.json(openApi);
@@ -104,32 +133,6 @@ export function createApp(deps: AppDeps): Express {
     responseValidation: false,
     requestValidationErrorHandler: (error, _req, _res, next) => next(error),
   });
-
-  const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
-  createExpressEndpoints(
-    restContract,
-    {
-      wellness: wellnessRoutes(deps),
-      nutrition: nutritionRoutes(deps),
-      profile: profileRoutes(deps),
-      plannedWorkouts: plannedWorkoutsRoutes(deps),
-      workouts: workoutRoutes(deps),
-      reports: reportRoutes(deps),
-      analytics: analyticsRoutes(deps),
-      fuel: fuelRoutes(deps),
-      recommendations: recommendationsRoutes(deps),
-    },
-    app,
-    {
-      logInitialization: false,
-      responseValidation: false,
-      // Rate limits are counted while the token is looked up and decided first; no body is
-      // read before both pass. Idempotency needs the principal and the parsed body.
-      globalMiddleware: [withRestRateLimits(deps, restBearerAuth(deps)), jsonBody, idempotency(deps)],
-      // Hand validation errors to our error handler: problem+json with each field's path.
-      requestValidationErrorHandler: (error, _req, _res, next) => next(error),
-    },
-  );
 
   app.use(
     pageHeaders,

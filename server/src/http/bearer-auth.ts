@@ -1,10 +1,10 @@
 import type { RouteMetadata } from '@pacer/contract';
-import type { RequestHandler } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { checkAccessToken, noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
+import { noteGrantUse, type TokenCheck, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
@@ -53,22 +53,31 @@ export interface BearerAuthDeps {
   readonly logger: Logger;
 }
 
+/** How the presented token is looked up: `checkAccessToken`, or a statement that also counts rate limits. */
+export type TokenLookup = (token: string) => Promise<TokenCheck>;
+
+/** A REST authentication step: `lookup` is called at most once, with the token of a well-formed header. */
+export type BearerAuthenticator = (req: Request, res: Response, next: NextFunction, lookup: TokenLookup) => void;
+
+/** The scopes a REST route's contract metadata requires; undefined for a route that takes no token. */
+export function routeScopesOf(req: Request): readonly string[] | undefined {
+  return (req as { tsRestRoute?: { metadata?: RouteMetadata } }).tsRestRoute?.metadata?.auth?.scopes;
+}
+
 /**
  * Authenticates REST routes whose contract metadata names scopes. A token
  * bound to another resource (the MCP endpoint, RFC 8707) is refused here
  * like an invalid one; a token without a needed scope gets 403.
  */
-export function restBearerAuth(deps: BearerAuthDeps): RequestHandler {
+export function restBearerAuth(deps: BearerAuthDeps): BearerAuthenticator {
   const resourceMetadataUrl = `${deps.config.baseUrl}/.well-known/oauth-protected-resource`;
   const restResource = deps.config.baseUrl;
-  return (req, res, next) => {
-    const route = (req as { tsRestRoute?: { metadata?: RouteMetadata } }).tsRestRoute;
-    const auth = route?.metadata?.auth;
-    if (!auth) {
+  return (req, res, next, lookup) => {
+    const scopes = routeScopesOf(req);
+    if (!scopes) {
       next();
       return;
     }
-    const scopes = auth.scopes;
     const fail = (
       code: 'unauthorized' | 'invalid_token' | 'validation_failed',
       message: string,
@@ -96,7 +105,7 @@ export function restBearerAuth(deps: BearerAuthDeps): RequestHandler {
       fail('validation_failed', 'The Authorization header is not `Bearer <token>`.', 'invalid_request');
       return;
     }
-    checkAccessToken(deps.db, match[1] as string).then(
+    lookup(match[1] as string).then(
       (check) => {
         if (!check.ok) {
           fail('invalid_token', INVALID_TOKEN_REASONS[check.reason], 'invalid_token');

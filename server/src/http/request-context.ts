@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request, RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { clientIpOf } from './client-address.ts';
 
@@ -17,47 +16,48 @@ function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
 
 /**
  * A request id per request (`res.locals.requestId`, `X-Request-Id`) and, when
- * the level logs them, one pino-http line per request. Above `info` nothing
- * per request would be written, so pino-http's per-request work (a child
- * logger and a finish listener per request) is skipped.
+ * the level logs them, one line per request once its answer is sent (or the
+ * connection closed): the line pino-http wrote, `req` (id, method, path
+ * without the query string, which may carry secrets, and the client address
+ * PACER_TRUST_PROXY yields, as for rate limits), `requestId`, `res`
+ * (`statusCode`), `responseTime` (ms), at info, or at error with `err` for a
+ * 5xx. Written by hand rather than by pino-http: its two child loggers per
+ * request cost more than the line itself. Above `info` nothing per request
+ * would be written, so no listener is added.
  */
 export function requestContext(logger: Logger): RequestHandler {
-  if (!logger.isLevelEnabled('info')) {
-    return (req, res, next) => {
-      res.locals.requestId = assignRequestId(req, res);
-      next();
-    };
-  }
-  const httpLogger = requestLogger(logger);
+  const logs = logger.isLevelEnabled('info');
   return (req, res, next) => {
-    httpLogger(req, res);
-    // genReqId (below) always returns a string.
-    res.locals.requestId = req.id as string;
+    const requestId = assignRequestId(req, res);
+    res.locals.requestId = requestId;
+    if (logs && req.url !== '/healthz' && req.url !== '/readyz') logWhenDone(logger, req, res, requestId);
     next();
   };
 }
 
-function requestLogger(logger: Logger) {
-  return pinoHttp({
-    logger,
-    genReqId: assignRequestId,
-    customProps(req) {
-      return { requestId: req.id };
-    },
-    serializers: {
-      req(req: { id: unknown; method: string; url: string; raw: Request }) {
-        // Only what an operator needs; the query string may carry secrets.
-        // The client address is the one PACER_TRUST_PROXY yields, as for rate limits.
-        return { id: req.id, method: req.method, path: req.url.split('?')[0], clientIp: clientIpOf(req.raw) };
-      },
-      res(res: { statusCode: number }) {
-        return { statusCode: res.statusCode };
-      },
-    },
-    customLogLevel(_req, res, error) {
-      if (error || res.statusCode >= 500) return 'error';
-      return 'info';
-    },
-    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-  });
+function logWhenDone(logger: Logger, req: Request, res: Response, requestId: string): void {
+  const startedAt = Date.now();
+  const url = req.originalUrl || req.url;
+  const query = url.indexOf('?');
+  const line = {
+    req: { id: requestId, method: req.method, path: query < 0 ? url : url.slice(0, query), clientIp: clientIpOf(req) },
+    requestId,
+  };
+  const done = (error?: unknown) => {
+    res.removeListener('finish', done);
+    res.removeListener('close', done);
+    res.removeListener('error', done);
+    const responseTime = Date.now() - startedAt;
+    const statusCode = res.statusCode;
+    if (error !== undefined || statusCode >= 500) {
+      const err = error ?? new Error(`failed with status code ${statusCode}`);
+      logger.error({ ...line, res: { statusCode }, err, responseTime }, 'request errored');
+      return;
+    }
+    const completed = !req.readableAborted && res.writableEnded;
+    logger.info({ ...line, res: { statusCode }, responseTime }, completed ? 'request completed' : 'request aborted');
+  };
+  res.on('finish', done);
+  res.on('close', done);
+  res.on('error', done);
 }

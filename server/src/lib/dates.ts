@@ -13,15 +13,19 @@ export function isValidTimeZone(timeZone: string): boolean {
   }
 }
 
+/** One date formatter per zone (building one costs far more than using it). */
+const localDateFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The calendar date (`YYYY-MM-DD`) of an instant in an IANA time zone. */
 export function localDateOf(instant: Date, timeZone: string): string {
-  // en-CA formats dates as YYYY-MM-DD.
-  return new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(instant);
+  let format = localDateFormats.get(timeZone);
+  if (!format) {
+    // en-CA formats dates as YYYY-MM-DD.
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    if (localDateFormats.size > 1000) localDateFormats.clear();
+    localDateFormats.set(timeZone, format);
+  }
+  return format.format(instant);
 }
 
 /**

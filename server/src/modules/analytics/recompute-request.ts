@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Db, DbOrTrx } from '../../db/database.ts';
-import { enqueue } from '../../queue/boss.ts';
+import type { BatchStatement } from '../../db/statement-batch.ts';
+import { enqueue, enqueueStatement } from '../../queue/boss.ts';
 import { analyticsRecomputeQueue } from '../../queue/queues.ts';
 import { listUsersBehindToday } from './analytics.repository.ts';
 import { upsertRecomputeRequest } from './recompute.repository.ts';
@@ -30,6 +31,16 @@ export async function requestRecompute(
 ): Promise<void> {
   await upsertRecomputeRequest(trx, userId, fromDate);
   await enqueue(deps.boss, trx, analyticsRecomputeQueue, { userId }, { singletonKey: userId });
+}
+
+/**
+ * The job half of `requestRecompute` as a statement to run, for a write that
+ * records the request row in its own statement (`recomputeRequestUpsert` as
+ * a CTE, as the wellness upsert does) and runs both in one transaction
+ * (`runAtomically`): the row and the job commit together or not at all.
+ */
+export function recomputeJobStatement(deps: { readonly boss: PgBoss }, userId: string): Promise<BatchStatement> {
+  return enqueueStatement(deps.boss, analyticsRecomputeQueue, { userId }, { singletonKey: userId });
 }
 
 /** Users brought forward per rollover run; the next hourly run takes the rest. */

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 
 /**
@@ -7,12 +7,24 @@ import type { DbOrTrx } from '../../db/database.ts';
  * leaves one request covering all of them.
  */
 export async function upsertRecomputeRequest(db: DbOrTrx, userId: string, fromDate: string): Promise<void> {
-  await sql`
+  await recomputeRequestUpsert(userId, fromDate).execute(db);
+}
+
+/**
+ * The statement of `upsertRecomputeRequest`, for a write that runs it as a
+ * data-modifying CTE of its own statement (the wellness upsert does): the
+ * values may be expressions of that statement, e.g. its parameters.
+ */
+export function recomputeRequestUpsert(
+  userId: string | RawBuilder<unknown>,
+  fromDate: string | RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  return sql`
     insert into analytics_recompute_requests (user_id, from_date, requested_at)
     values (${userId}, ${fromDate}::date, clock_timestamp())
     on conflict (user_id) do update set
       from_date = least(analytics_recompute_requests.from_date, excluded.from_date),
-      requested_at = excluded.requested_at`.execute(db);
+      requested_at = excluded.requested_at`;
 }
 
 export interface RecomputeRequest {

@@ -1,5 +1,7 @@
-import { CompiledQuery } from 'kysely';
-import { preparedStatement, type DbOrTrx } from '../../db/database.ts';
+import { sql } from 'kysely';
+import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
+import { runStatement } from '../../db/statement-batch.ts';
+import { counterHits, type CounterHit, hitsInOrder } from '../rate-limit/rate-limit.repository.ts';
 
 export interface GrantInsert {
   readonly clientId: string;
@@ -49,41 +51,104 @@ export interface AccessTokenRecord {
   readonly userFeatureFlags: { readonly nutrition?: boolean };
 }
 
-function accessTokenLookup(db: DbOrTrx, tokenHash: string) {
-  return (
-    db
-      .selectFrom('oauthAccessTokens as t')
-      .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
-      .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
-      .innerJoin('users as u', 'u.id', 'g.userId')
-      .select([
-        't.id as tokenId',
-        't.grantId',
-        't.scopes',
-        't.resource',
-        't.expiresAt',
-        't.revokedAt as tokenRevokedAt',
-        'g.revokedAt as grantRevokedAt',
-        'c.clientId',
-        'u.id as userId',
-        'u.active as userActive',
-        'u.role as userRole',
-        'u.timeZone as userTimeZone',
-        'u.featureFlags as userFeatureFlags',
-      ])
-      .where('t.tokenHash', '=', tokenHash)
-      // Runs on every authenticated request: plan it once per connection.
-      .modifyEnd(preparedStatement('find_access_token'))
-  );
+function accessTokenSelect(db: DbOrTrx, tokenHash: string) {
+  return db
+    .selectFrom('oauthAccessTokens as t')
+    .innerJoin('oauthGrants as g', 'g.id', 't.grantId')
+    .innerJoin('oauthClients as c', 'c.id', 'g.clientId')
+    .innerJoin('users as u', 'u.id', 'g.userId')
+    .select([
+      't.id as tokenId',
+      't.grantId',
+      't.scopes',
+      't.resource',
+      't.expiresAt',
+      't.revokedAt as tokenRevokedAt',
+      'g.revokedAt as grantRevokedAt',
+      'c.clientId',
+      'u.id as userId',
+      'u.active as userActive',
+      'u.role as userRole',
+      'u.timeZone as userTimeZone',
+      'u.featureFlags as userFeatureFlags',
+    ])
+    .where('t.tokenHash', '=', tokenHash);
 }
 
-/** The lookup's SQL never changes, only its one parameter: compile it once. */
-let compiledLookup: CompiledQuery<AccessTokenRecord> | undefined;
+/** The lookup's SQL never changes, only its one parameter: compiled once, planned once per connection. */
+const accessTokenLookup = precompiled(1, (db: DbOrTrx, tokenHash: string) =>
+  accessTokenSelect(db, tokenHash).modifyEnd(preparedStatement('find_access_token')).compile(),
+);
 
 export async function findAccessTokenByHash(db: DbOrTrx, tokenHash: string): Promise<AccessTokenRecord | undefined> {
-  compiledLookup ??= accessTokenLookup(db, '').compile();
-  const result = await db.executeQuery<AccessTokenRecord>(CompiledQuery.raw(compiledLookup.sql, [tokenHash]));
+  const result = await db.executeQuery<AccessTokenRecord>(accessTokenLookup(db, tokenHash));
   return result.rows[0];
+}
+
+export interface CountedAccessTokenLookup {
+  /** Undefined when no token has this hash. */
+  readonly record: AccessTokenRecord | undefined;
+  /** One per key, in the order of the keys. */
+  readonly hits: CounterHit[];
+}
+
+type CountedLookupRow = { readonly hitKey: string; readonly hitCount: number; readonly hitResetSecs: number } & {
+  readonly [K in keyof AccessTokenRecord]: AccessTokenRecord[K] | null;
+};
+
+/** Every key of the record: the counted lookup names its columns so, as it runs outside Kysely's plugins. */
+const RECORD_KEYS = [
+  'tokenId',
+  'grantId',
+  'scopes',
+  'resource',
+  'expiresAt',
+  'tokenRevokedAt',
+  'grantRevokedAt',
+  'clientId',
+  'userId',
+  'userActive',
+  'userRole',
+  'userTimeZone',
+  'userFeatureFlags',
+] as const satisfies readonly (keyof AccessTokenRecord)[];
+// A key added to the record and not to the list fails here.
+const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[number]> extends never ? true : never =
+  true;
+
+/**
+ * Every REST request with a token both counts its rate-limit windows and
+ * looks the token up: one statement does both (the counting is the
+ * rate-limit module's own SQL, `counterHits`, as a CTE), so a request pays
+ * one round trip and one pool connection for them. One row per key comes
+ * back, the token's columns on each (null for an unknown token).
+ */
+const countedAccessTokenLookup = precompiled(
+  3,
+  (db: DbOrTrx, tokenHash: string, keys: readonly string[], windowSecs: number) =>
+    sql<CountedLookupRow>`with hits as (${counterHits(keys, windowSecs)}), token as (${accessTokenSelect(db, tokenHash)})
+      select hits.key as "hitKey", hits.count as "hitCount", hits.reset_secs as "hitResetSecs",
+        ${sql.join(RECORD_KEYS.map((key) => sql`${sql.ref(`token.${key}`)} as ${sql.raw(`"${key}"`)}`))}
+      from hits left join token on true ${preparedStatement('find_access_token_counting')}`.compile(db),
+);
+
+/** `findAccessTokenByHash` that also counts one hit against each of `keys` (at least one). */
+export async function findAccessTokenCountingHits(
+  db: DbOrTrx,
+  tokenHash: string,
+  counting: { readonly keys: readonly string[]; readonly windowSecs: number },
+): Promise<CountedAccessTokenLookup> {
+  if (counting.keys.length === 0) throw new Error('findAccessTokenCountingHits needs a key to count');
+  // Every REST request runs it: straight on a pool connection, no pass of Kysely's plugins over the rows.
+  const rows = await runStatement(db, countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs));
+  const hits = hitsInOrder(
+    counting.keys,
+    rows.map((row) => ({ key: row.hitKey, count: row.hitCount, resetSecs: row.hitResetSecs })),
+  );
+  const first = rows[0];
+  if (!first || first.tokenId === null) return { record: undefined, hits };
+  const { hitKey: _key, hitCount: _count, hitResetSecs: _reset, ...record } = first;
+  return { record: record as AccessTokenRecord, hits };
 }
 
 export async function deleteTokensExpiredBefore(db: DbOrTrx, before: Date): Promise<number> {

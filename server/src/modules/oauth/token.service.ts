@@ -4,7 +4,15 @@ import { AppError } from '../../errors.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import { findUserByEmail } from '../accounts/user.repository.ts';
 import { ensureDeveloperClient, parseScopes } from './client.service.ts';
-import { findAccessTokenByHash, insertAccessToken, insertGrant, touchGrant } from './token.repository.ts';
+import { type RateLimitResult, rateLimitResultsOf, type RateLimitsOptions } from '../rate-limit/rate-limit.service.ts';
+import {
+  type AccessTokenRecord,
+  findAccessTokenByHash,
+  findAccessTokenCountingHits,
+  insertAccessToken,
+  insertGrant,
+  touchGrant,
+} from './token.repository.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'pat_';
 
@@ -33,7 +41,33 @@ export type TokenCheck =
  * the caller's to check, because they depend on where the token is used.
  */
 export async function checkAccessToken(db: Db, token: string): Promise<TokenCheck> {
-  const record = await findAccessTokenByHash(db, sha256Hex(token));
+  return tokenCheckOf(await findAccessTokenByHash(db, sha256Hex(token)));
+}
+
+export interface CountedTokenCheck {
+  readonly check: TokenCheck;
+  /** The rate-limit windows counted, in the order of the buckets given. */
+  readonly limits: RateLimitResult[];
+}
+
+/**
+ * `checkAccessToken` for a token given by its SHA-256, counting one hit
+ * against each rate-limit bucket in the same statement (every bucket counts,
+ * whatever the token is worth).
+ */
+export async function checkAccessTokenCounting(
+  db: Db,
+  tokenHash: string,
+  windows: RateLimitsOptions,
+): Promise<CountedTokenCheck> {
+  const { record, hits } = await findAccessTokenCountingHits(db, tokenHash, {
+    keys: windows.buckets.map((bucket) => bucket.key),
+    windowSecs: windows.windowSecs,
+  });
+  return { check: tokenCheckOf(record), limits: rateLimitResultsOf(hits, windows.buckets) };
+}
+
+function tokenCheckOf(record: AccessTokenRecord | undefined): TokenCheck {
   if (!record) return { ok: false, reason: 'unknown' };
   if (record.tokenRevokedAt || record.grantRevokedAt) return { ok: false, reason: 'revoked' };
   if (record.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };

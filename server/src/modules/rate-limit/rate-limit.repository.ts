@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { type DbOrTrx, preparedStatement } from '../../db/database.ts';
 
 export interface CounterHit {
@@ -22,37 +22,51 @@ export async function incrementCounter(db: DbOrTrx, key: string, windowSecs: num
 }
 
 /**
- * `incrementCounter` for several keys (distinct) in one statement; the hits
- * come back in the order of `keys`. Every REST request bumps two windows
- * (address and token), so this is constant SQL text run as a named prepared
- * statement: the query-builder form cost 2-3x the Node CPU per call and was
- * planned on every call, and one statement instead of one per window saves a
- * round trip. Rows are locked in key order, so concurrent statements sharing
- * keys cannot deadlock.
+ * The counting statement of `incrementCounters`, for a caller that runs it as
+ * a data-modifying CTE of a larger statement (the REST bearer check counts
+ * the request's windows while it looks the token up, one round trip for
+ * both). It returns `key, count, reset_secs` per key. Rows are locked in key
+ * order, so concurrent statements sharing keys cannot deadlock.
  */
-export async function incrementCounters(
-  db: DbOrTrx,
-  keys: readonly string[],
-  windowSecs: number,
-): Promise<CounterHit[]> {
-  const { rows } = await sql<CounterHit & { key: string }>`
+export function counterHits(keys: readonly string[], windowSecs: number): RawBuilder<CounterHit & { key: string }> {
+  return sql<CounterHit & { key: string }>`
     insert into rate_limit_counters (key, count, window_started_at, expires_at)
     select key, 1, now(), now() + make_interval(secs => ${windowSecs})
-    from unnest(${[...keys]}::text[]) as key order by key
+    from unnest(${keys}::text[]) as key order by key
     on conflict (key) do update set
       count = case when rate_limit_counters.expires_at > now() then rate_limit_counters.count + 1 else 1 end,
       window_started_at = case
         when rate_limit_counters.expires_at > now() then rate_limit_counters.window_started_at else now() end,
       expires_at = case
         when rate_limit_counters.expires_at > now() then rate_limit_counters.expires_at else excluded.expires_at end
-    returning key, count, greatest(1, ceil(extract(epoch from expires_at - now())))::int as reset_secs
-    ${preparedStatement('rate_limit_increment')}`.execute(db);
-  const byKey = new Map(rows.map((row) => [row.key, { count: row.count, resetSecs: row.resetSecs }]));
+    returning key, count, greatest(1, ceil(extract(epoch from expires_at - now())))::int as reset_secs`;
+}
+
+/** The hits of `rows` (one per key, any order) in the order of `keys`. */
+export function hitsInOrder(keys: readonly string[], rows: readonly (CounterHit & { key: string })[]): CounterHit[] {
   return keys.map((key) => {
-    const hit = byKey.get(key);
-    if (!hit) throw new Error(`rate-limit upsert returned no row for ${key}`);
-    return hit;
+    const row = rows.find((candidate) => candidate.key === key);
+    if (!row) throw new Error(`rate-limit upsert returned no row for ${key}`);
+    return { count: row.count, resetSecs: row.resetSecs };
   });
+}
+
+/**
+ * `incrementCounter` for several keys (distinct) in one statement; the hits
+ * come back in the order of `keys`. Every REST request bumps two windows
+ * (address and token), so this is constant SQL text run as a named prepared
+ * statement: the query-builder form cost 2-3x the Node CPU per call and was
+ * planned on every call, and one statement instead of one per window saves a
+ * round trip.
+ */
+export async function incrementCounters(
+  db: DbOrTrx,
+  keys: readonly string[],
+  windowSecs: number,
+): Promise<CounterHit[]> {
+  const { rows } = await sql<CounterHit & { key: string }>`${counterHits(keys, windowSecs)}
+    ${preparedStatement('rate_limit_increment')}`.execute(db);
+  return hitsInOrder(keys, rows);
 }
 
 /** Drop counters whose window ended before `before` (housekeeping; a stale row is reset on its next hit anyway). */

@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '../../db/database.ts';
-import { incrementCounter, incrementCounters } from './rate-limit.repository.ts';
+import { type CounterHit, incrementCounter, incrementCounters } from './rate-limit.repository.ts';
 
 export interface RateLimitOptions {
   /** What is limited, e.g. `dcr:ip:203.0.113.7`. */
@@ -37,15 +37,28 @@ export interface RateLimitsOptions {
 
 /** `consumeRateLimit` for several windows of one length at once: one statement, results in the order of `buckets`. */
 export async function consumeRateLimits(db: DbOrTrx, options: RateLimitsOptions): Promise<RateLimitResult[]> {
-  if (options.buckets.some((bucket) => !Number.isInteger(bucket.limit) || bucket.limit < 1)) {
-    throw new Error('rate limit must be at least 1');
-  }
+  checkLimits(options.buckets);
   const hits = await incrementCounters(
     db,
     options.buckets.map((bucket) => bucket.key),
     options.windowSecs,
   );
-  return hits.map((hit, index) => resultOf(hit, (options.buckets[index] as RateLimitOptions).limit));
+  return rateLimitResultsOf(hits, options.buckets);
+}
+
+function checkLimits(buckets: RateLimitsOptions['buckets']): void {
+  if (buckets.some((bucket) => !Number.isInteger(bucket.limit) || bucket.limit < 1)) {
+    throw new Error('rate limit must be at least 1');
+  }
+}
+
+/** The verdicts on hits counted elsewhere (in the same order as `buckets`), e.g. along with a token lookup. */
+export function rateLimitResultsOf(
+  hits: readonly CounterHit[],
+  buckets: RateLimitsOptions['buckets'],
+): RateLimitResult[] {
+  checkLimits(buckets);
+  return hits.map((hit, index) => resultOf(hit, (buckets[index] as RateLimitsOptions['buckets'][number]).limit));
 }
 
 function resultOf(hit: { count: number; resetSecs: number }, limit: number): RateLimitResult {

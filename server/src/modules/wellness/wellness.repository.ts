@@ -1,6 +1,8 @@
-import { sql } from 'kysely';
-import type { WellnessField } from '@pacer/contract';
-import type { DbOrTrx } from '../../db/database.ts';
+import { CompiledQuery, sql } from 'kysely';
+import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
+import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
+import { runStatement } from '../../db/statement-batch.ts';
+import { recomputeRequestUpsert } from '../analytics/recompute.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 
 export type WellnessValues = { [K in WellnessField]?: WellnessRow[K] };
@@ -15,35 +17,92 @@ export interface WellnessUpsertRow {
   readonly rawJson: Record<string, unknown> | undefined;
 }
 
+/** Parameters of the upsert: $1 user, $2 date, one per field, the fields sent, the raw JSON (or null). */
+const FIELD_PARAMS_FROM = 3;
+const SENT_PARAM = FIELD_PARAMS_FROM + WELLNESS_FIELDS.length;
+const RAW_JSON_PARAM = SENT_PARAM + 1;
+const param = (n: number) => sql.raw(`$${n}`);
+
+export type WrittenWellnessRow = WellnessRow & { readonly created: boolean };
+
+/** Every column under its row key (`resting_hr as "restingHr"`): the statement may run outside Kysely's plugins. */
+const RETURNED = sql.join(
+  (['userId', 'date', ...WELLNESS_FIELDS, 'rawJson', 'createdAt', 'updatedAt'] as const).map(
+    (key) => sql`${sql.ref(key)} as ${sql.raw(`"${key}"`)}`,
+  ),
+);
+
 /**
  * One statement, so concurrent writers never lose each other's fields:
- * `ON CONFLICT DO UPDATE` sets only the columns this caller sent, on the row
- * as it is when the update takes its lock. `xmax = 0` is true only for the
- * row version this statement inserted.
+ * `ON CONFLICT DO UPDATE` sets only the columns this caller sent (the
+ * `sent` parameter names them), on the row as it is when the update takes
+ * its lock. Its text is the same whatever was sent, so it is compiled once
+ * and runs as a named prepared statement. `xmax = 0` is true only for the
+ * row version this statement inserted. With `requestRecompute`, the same
+ * statement also records the analytics recompute request for the user from
+ * that date (the analytics module's SQL, as a CTE).
  */
+function upsertText(db: DbOrTrx, requestRecompute: boolean): string {
+  const insert = sql`insert into wellness (user_id, date, ${sql.join(WELLNESS_FIELDS.map((field) => sql.ref(field)))}, raw_json)
+    values ($1, $2, ${sql.join(WELLNESS_FIELDS.map((_, index) => param(FIELD_PARAMS_FROM + index)))},
+      coalesce(${param(RAW_JSON_PARAM)}::jsonb, '{}'::jsonb))
+    on conflict (user_id, date) do update set
+      updated_at = now(),
+      ${sql.join(
+        WELLNESS_FIELDS.map(
+          (field) =>
+            sql`${sql.ref(field)} = case when ${sql.lit(field)} = any(${param(SENT_PARAM)}::text[])
+              then ${sql.ref(`excluded.${field}`)} else ${sql.ref(`wellness.${field}`)} end`,
+        ),
+      )},
+      raw_json = case when ${param(RAW_JSON_PARAM)}::jsonb is null then wellness.raw_json
+        else wellness.raw_json || excluded.raw_json end
+    returning ${RETURNED}, (xmax = 0) as created`;
+  const statement = requestRecompute
+    ? sql`with written as (${insert}), requested as (${recomputeRequestUpsert(param(1), param(2))})
+        select * from written ${preparedStatement('upsert_wellness_requesting_recompute')}`
+    : sql`${insert} ${preparedStatement('upsert_wellness')}`;
+  return statement.compile(db).sql;
+}
+
+const upsertTexts = new Map<boolean, string>();
+
+/** The upsert of one day as a statement to run (alone, or with others in one transaction: `runAtomically`). */
+export function wellnessUpsert(
+  db: DbOrTrx,
+  row: WellnessUpsertRow,
+  options: { readonly requestRecompute: boolean },
+): CompiledQuery<WrittenWellnessRow> {
+  let text = upsertTexts.get(options.requestRecompute);
+  if (text === undefined) {
+    text = upsertText(db, options.requestRecompute);
+    upsertTexts.set(options.requestRecompute, text);
+  }
+  const sent: WellnessField[] = [];
+  const parameters: unknown[] = [row.userId, row.date];
+  for (const field of WELLNESS_FIELDS) {
+    const value = row.values[field];
+    if (value !== undefined) sent.push(field);
+    parameters.push(value ?? null);
+  }
+  parameters.push(sent, row.rawJson === undefined ? null : JSON.stringify({ [row.source]: row.rawJson }));
+  return CompiledQuery.raw(text, parameters);
+}
+
+/** The row a `wellnessUpsert` returned, and whether it created it. */
+export function writtenWellnessOf(rows: readonly unknown[]): { row: WellnessRow; created: boolean } {
+  const written = rows[0] as WrittenWellnessRow | undefined;
+  if (!written) throw new Error('wellness upsert returned no row');
+  const { created, ...stored } = written;
+  return { row: stored, created };
+}
+
 export async function upsertWellness(
   db: DbOrTrx,
   row: WellnessUpsertRow,
 ): Promise<{ row: WellnessRow; created: boolean }> {
-  const rawJson = row.rawJson === undefined ? undefined : JSON.stringify({ [row.source]: row.rawJson });
-  const result = await db
-    .insertInto('wellness')
-    .values({ userId: row.userId, date: row.date, ...row.values, ...(rawJson === undefined ? {} : { rawJson }) })
-    .onConflict((oc) =>
-      oc.columns(['userId', 'date']).doUpdateSet((eb) => {
-        const update: Record<string, unknown> = { updatedAt: sql`now()` };
-        for (const field of Object.keys(row.values) as WellnessField[]) {
-          update[field] = eb.ref(`excluded.${field}`);
-        }
-        if (rawJson !== undefined) update['rawJson'] = sql`wellness.raw_json || excluded.raw_json`;
-        return update;
-      }),
-    )
-    .returningAll()
-    .returning(sql<boolean>`(xmax = 0)`.as('created'))
-    .executeTakeFirstOrThrow();
-  const { created, ...stored } = result;
-  return { row: stored, created };
+  const { rows } = await db.executeQuery(wellnessUpsert(db, row, { requestRecompute: false }));
+  return writtenWellnessOf(rows);
 }
 
 export interface DateWindow {
@@ -66,4 +125,42 @@ export async function listWellness(db: DbOrTrx, userId: string, window: DateWind
     .orderBy('date')
     .limit(window.limit + 1)
     .execute();
+}
+
+/** A stored day in the shape of the API's record, as `listWellnessRecords` reads it. */
+export type WellnessRecordRow = Omit<WellnessRow, 'userId' | 'rawJson' | 'createdAt' | 'updatedAt'> & {
+  readonly rawJsonBySource: WellnessRow['rawJson'];
+  /** `toISOString()` of the instant, formatted by PostgreSQL (milliseconds, truncated like a JS Date). */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+};
+
+const isoInstant = (column: string) =>
+  sql`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The page query of every `GET /api/wellness`: one text, compiled once, run
+ * as a named prepared statement straight on a pool connection. Its rows
+ * already are API records (keys in the record's order, timestamps as ISO
+ * text), so nothing renames or copies them on the way out.
+ */
+const listRecordsQuery = precompiled(
+  5,
+  (db: DbOrTrx, userId: string, from: string, to: string, after: string | null, rows: number) =>
+    sql<WellnessRecordRow>`select date, ${sql.join(WELLNESS_FIELDS.map((field) => sql`${sql.ref(field)} as ${sql.raw(`"${field}"`)}`))},
+        raw_json as "rawJsonBySource", ${isoInstant('createdAt')} as "createdAt", ${isoInstant('updatedAt')} as "updatedAt"
+      from wellness
+      where user_id = ${userId} and date >= ${from}::date and date <= ${to}::date
+        and date > coalesce(${after}::date, '-infinity'::date)
+      order by date
+      limit ${rows} ${preparedStatement('list_wellness_records')}`.compile(db),
+);
+
+/** Records in the window, oldest first; one more than `limit` tells the caller another page exists. */
+export async function listWellnessRecords(
+  db: DbOrTrx,
+  userId: string,
+  window: DateWindow,
+): Promise<WellnessRecordRow[]> {
+  return runStatement(db, listRecordsQuery(db, userId, window.from, window.to, window.after ?? null, window.limit + 1));
 }

@@ -1,12 +1,12 @@
 import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type WellnessUpsert } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { runAtomically } from '../../db/statement-batch.ts';
+import { type AnalyticsInputDeps, recomputeJobStatement } from '../analytics/recompute-request.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
-import { listWellness, upsertWellness, type WellnessValues } from './wellness.repository.ts';
+import { listWellnessRecords, type WellnessValues, wellnessUpsert, writtenWellnessOf } from './wellness.repository.ts';
 
 export interface WellnessUpsertResult {
   readonly record: WellnessRecord;
@@ -29,17 +29,20 @@ export async function upsertWellnessDay(
     const value = input[field];
     if (value !== undefined) (values as Record<string, unknown>)[field] = value;
   }
-  return inTransaction(deps.db, async (trx) => {
-    const { row, created } = await upsertWellness(trx, {
-      userId: principal.userId,
-      date,
-      values,
-      source: principal.clientId,
-      rawJson: input.rawJson,
-    });
-    await requestRecompute(deps, trx, principal.userId, date);
-    return { record: toWellnessRecord(row), created };
-  });
+  // The day, the request row and the recompute job commit together (requestRecompute's rule),
+  // in one round trip: one statement for the day and the request row, then the job's insert.
+  // That is requestRecompute's lock order too (request row, then job): concurrent writes of one
+  // athlete queue on the request row instead of deadlocking on it and the job's singleton key.
+  const [written] = await runAtomically(deps.db, [
+    wellnessUpsert(
+      deps.db,
+      { userId: principal.userId, date, values, source: principal.clientId, rawJson: input.rawJson },
+      { requestRecompute: true },
+    ),
+    await recomputeJobStatement(deps, principal.userId),
+  ]);
+  const { row, created } = writtenWellnessOf(written?.rows ?? []);
+  return { record: toWellnessRecord(row), created };
 }
 
 export async function listWellnessDays(
@@ -48,14 +51,21 @@ export async function listWellnessDays(
   query: DateRangeQuery,
 ): Promise<{ items: WellnessRecord[]; nextCursor: string | null }> {
   const page = resolveDatePage(query, principal.timeZone);
-  const rows = await listWellness(db, principal.userId, page);
-  const items = rows.slice(0, page.limit).map(toWellnessRecord);
+  // The repository reads the days as records already (see listWellnessRecords).
+  const rows: WellnessRecord[] = await listWellnessRecords(db, principal.userId, page);
+  const items = rows.length > page.limit ? rows.slice(0, page.limit) : rows;
   const last = items.at(-1);
   return { items, nextCursor: rows.length > page.limit && last ? encodeDateCursor(last.date) : null };
 }
 
+/** Every key of a record, in its order: records built from it share one object shape. */
+const RECORD_TEMPLATE: Readonly<Record<string, unknown>> = Object.fromEntries(
+  ['date', ...WELLNESS_FIELDS, 'rawJsonBySource', 'createdAt', 'updatedAt'].map((key) => [key, null]),
+);
+
 export function toWellnessRecord(row: WellnessRow): WellnessRecord {
-  const record: Record<string, unknown> = { date: row.date };
+  const record = { ...RECORD_TEMPLATE };
+  record['date'] = row.date;
   for (const field of WELLNESS_FIELDS) record[field] = row[field];
   record['rawJsonBySource'] = row.rawJson;
   record['createdAt'] = row.createdAt.toISOString();
