@@ -13,6 +13,7 @@ import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide, rideSamples } from '../support/fit-fixtures.ts';
 import { call, type JsonResponse } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { startPacerProcess } from '../support/webhooks-cluster.ts';
 
 let server: TestServer;
 let athlete: User;
@@ -43,6 +44,22 @@ function postWellness<T = WellnessRecord>(
     body,
     headers: key === undefined ? {} : { 'idempotency-key': key },
   });
+}
+
+/**
+ * Whether a request with `key` is in flight: its claim is uncommitted (the
+ * request is one transaction), so it shows as the transaction-level
+ * advisory lock the claim holds (idempotency.repository.ts).
+ */
+async function keyInFlight(key: string, appClientId = clientId): Promise<boolean> {
+  const lockName = `idempotency:${athlete.id}:${appClientId}:${key}`;
+  const { rows } = await sql<{ held: boolean }>`
+    select exists (
+      select 1 from pg_locks
+      where locktype = 'advisory' and granted and objsubid = 1
+        and ((classid::bigint << 32) | objid::bigint) = hashtextextended(${lockName}, 0)
+    ) as held`.execute(server.db);
+  return rows[0]?.held === true;
 }
 
 async function storedKey(key: string) {
@@ -158,7 +175,7 @@ describe('conflicts', () => {
     await server.db.transaction().execute(async (trx) => {
       await sql`LOCK TABLE wellness IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
       first = postWellness(key, body);
-      await waitFor(async () => (await storedKey(key))?.state === 'in_progress', 'the first request to claim the key');
+      await waitFor(() => keyInFlight(key), 'the first request to claim the key');
       const second = await postWellness<Problem>(key, body);
       expect(second.status).toBe(409);
       expect(second.body.code).toBe('idempotency_in_progress');
@@ -276,6 +293,61 @@ describe('failures and expiry', () => {
     expect((await storedKey(key))?.state).toBe('completed');
   });
 
+  it('leaves neither the writes nor the key of a request whose process was killed: the retry runs at once, and once', async () => {
+    const planner = await mintToken(server.db, athlete, { scopes: ['planning:read', 'planning:write'] });
+    const key = newKey();
+    const title = `Killed mid-write ${key}`;
+    const body = { date: '2026-12-20', sport: 'run', title };
+    const doomed = await startPacerProcess('api', server.databaseUrl);
+    try {
+      let first: Promise<unknown> | undefined;
+      // Hold the request at its insert (the key is claimed by then), and kill its process there.
+      await server.db.transaction().execute(async (trx) => {
+        await sql`LOCK TABLE planned_workouts IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
+        first = call(doomed.url ?? '', 'POST', '/api/planned-workouts', {
+          token: planner.token,
+          body,
+          headers: { 'idempotency-key': key },
+        }).catch((error: unknown) => error);
+        await waitFor(() => keyInFlight(key, planner.clientId), 'the request to claim the key');
+        await doomed.kill();
+      });
+      await first;
+    } finally {
+      await doomed.kill();
+    }
+    // PostgreSQL rolls the dead request's transaction back: nothing of it was committed.
+    expect(await storedKey(key)).toBeUndefined();
+    const rowsOf = () =>
+      server.db
+        .selectFrom('plannedWorkouts')
+        .select('id')
+        .where('userId', '=', athlete.id)
+        .where('title', '=', title)
+        .execute();
+    expect(await rowsOf()).toHaveLength(0);
+    // The retry is not refused while a lease runs out: it runs (once the dead backend has let go).
+    let retried: JsonResponse<{ id: string }> | undefined;
+    await waitFor(async () => {
+      retried = await call<{ id: string }>(server.url, 'POST', '/api/planned-workouts', {
+        token: planner.token,
+        body,
+        headers: { 'idempotency-key': key },
+      });
+      return retried.status !== 409;
+    }, 'the retry to run');
+    expect(retried?.status).toBe(201);
+    expect(retried?.headers.get('idempotent-replayed')).toBeNull();
+    expect(await rowsOf()).toEqual([{ id: retried?.body.id }]);
+    const again = await call<{ id: string }>(server.url, 'POST', '/api/planned-workouts', {
+      token: planner.token,
+      body,
+      headers: { 'idempotency-key': key },
+    });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await rowsOf()).toHaveLength(1);
+  });
+
   it('the maintenance purge deletes expired keys and keeps live ones', async () => {
     const expired = newKey();
     const live = newKey();
@@ -361,7 +433,7 @@ describe('multipart uploads', () => {
       req.on('error', reject);
     });
     req.write(bytes.subarray(0, bytes.length >> 1));
-    await waitFor(async () => (await storedKey(key))?.state === 'in_progress', 'the upload to claim the key');
+    await waitFor(() => keyInFlight(key), 'the upload to claim the key');
     const retry = await upload(key, ride.bytes, 'Slow upload');
     expect(retry.status).toBe(409);
     expect((retry.body as Problem).code).toBe('idempotency_in_progress');

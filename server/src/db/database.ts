@@ -12,6 +12,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Database } from './tables.ts';
+import { openUnitOfWork, unitClientFor, type UnitOfWork } from './unit-of-work.ts';
 
 export type { Database } from './tables.ts';
 export type Db = Kysely<Database>;
@@ -109,7 +110,8 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
     options: pool.options,
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
+      // Inside a unit of work (unit-of-work.ts) every query runs on its connection.
+      const client = unitClientFor(pool) ?? (await pool.connect());
       const query = (textOrCursor: unknown, parameters?: readonly unknown[]) => {
         if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
         const name = statementNameOf(textOrCursor);
@@ -130,6 +132,13 @@ const pools = new WeakMap<Db, pg.Pool>();
 
 export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
+}
+
+/** Begin a unit of work (unit-of-work.ts) on the pool of `db`: its queries in `run` are the unit's. */
+export function openUnitOfWorkOn(db: Db): Promise<UnitOfWork> {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('a unit of work needs a handle made by createDb');
+  return openUnitOfWork(pool);
 }
 
 export function createDb(pool: pg.Pool): Db {

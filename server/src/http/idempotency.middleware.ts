@@ -1,14 +1,19 @@
-import type { Request, RequestHandler, Response } from 'express';
-import type { Db } from '../db/database.ts';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { type Db, openUnitOfWorkOn } from '../db/database.ts';
+import { outsideUnitOfWork, type UnitOfWork } from '../db/unit-of-work.ts';
+import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
   beginIdempotentRequest,
+  type BeginIdempotentRequestOptions,
   finishIdempotentRequest,
   IDEMPOTENCY_HEADER,
-  type IdempotencyScope,
+  type IdempotencyStart,
   type IdempotentResponse,
   parseIdempotencyKey,
+  recordIdempotentAnswer,
 } from '../modules/idempotency/idempotency.service.ts';
+import { sendProblem } from './problem.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Marks an answer that is a replay of a stored response (the header Stripe and others use). */
@@ -52,11 +57,18 @@ function chunkOf(args: readonly unknown[]): Buffer | undefined {
 }
 
 /**
- * Hold the response back until `store` has run: the stored response must be
- * committed before the client can see it, or an immediate retry with the same
- * key would find the key still in progress (409) instead of the replay.
+ * Hold the response back until `settle` has run: the key's response (with
+ * the request's writes) must be committed before the client can see it, or
+ * an immediate retry with the same key would find it still in progress
+ * (409) instead of the replay. `settle` answers whether the captured answer
+ * may go out; when not (its writes could not be committed), `fail` answers
+ * instead, if the headers are still unsent, or the connection is cut.
  */
-function captureResponse(res: Response, store: (response: Omit<IdempotentResponse, 'bodySha256'>) => Promise<void>) {
+function captureResponse(
+  res: Response,
+  settle: (response: Omit<IdempotentResponse, 'bodySha256'>) => Promise<boolean>,
+  fail: () => void,
+) {
   const chunks: Buffer[] = [];
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
@@ -72,13 +84,25 @@ function captureResponse(res: Response, store: (response: Omit<IdempotentRespons
     const chunk = chunkOf(args);
     if (chunk) chunks.push(chunk);
     const contentType = res.getHeader('content-type');
-    void store({
+    void settle({
       status: res.statusCode,
       contentType: typeof contentType === 'string' ? contentType : null,
       body: Buffer.concat(chunks),
-    }).finally(() => end(...args));
+    }).then((send) => {
+      if (send) end(...args);
+      else if (res.headersSent) res.destroy();
+      else fail();
+    });
     return res;
   }) as Response['end'];
+}
+
+/** Headers of an answer that must not survive its replacement by a 500. */
+const ANSWER_HEADERS = ['content-type', 'content-length', 'etag', 'last-modified', 'location'];
+
+function answerInternalError(res: Response): void {
+  for (const name of ANSWER_HEADERS) res.removeHeader(name);
+  sendProblem(res, new AppError('internal_error', 'The request could not be saved; nothing was stored. Retry it.'));
 }
 
 export interface IdempotencyDeps {
@@ -93,6 +117,13 @@ export interface IdempotencyDeps {
  * still unread here: the route streams it, so its declared length stands in
  * for it (see `RequestBodyFingerprint`). The key, the fingerprint and the
  * response live in PostgreSQL, so every API process sees the same keys.
+ *
+ * A request with a key is one unit of work (unit-of-work.ts): the claim,
+ * every write the route makes and the stored response commit together when
+ * it succeeds (2xx/3xx). Any other answer rolls the writes back; a 4xx is
+ * then kept for replay on its own, a 5xx (or a body that never fully
+ * arrived) leaves the key free for a retry. A process that dies mid-request
+ * leaves neither the writes nor the key behind.
  */
 export function idempotency(deps: IdempotencyDeps): RequestHandler {
   return (req, res, next) => {
@@ -114,39 +145,77 @@ export function idempotency(deps: IdempotencyDeps): RequestHandler {
       next();
       return;
     }
-    const scope: IdempotencyScope = { userId: principal.userId, clientId: principal.clientId, key };
     const contentLength = contentLengthOf(req);
     const streamed = route.contentType === 'multipart/form-data';
-    beginIdempotentRequest(deps.db, {
-      scope,
+    const request: BeginIdempotentRequestOptions = {
+      scope: { userId: principal.userId, clientId: principal.clientId, key },
       method: req.method,
       url: req.originalUrl,
       path: req.path,
       requestContentLength: contentLength,
       body: streamed ? { kind: 'streamed', contentLength } : { kind: 'json', body: req.body as unknown },
-    }).then((start) => {
-      if (start.outcome === 'replay') {
-        replay(res, start.response);
-        return;
-      }
-      captureResponse(res, async (response) => {
-        try {
-          await finishIdempotentRequest(deps.db, {
-            scope,
-            claimId: start.claimId,
-            // The upload route hashes the file while streaming it (workouts module).
-            response: { ...response, bodySha256: res.locals.fitUpload?.sha256 ?? null },
-            keep: keepsResponse(req, response.status),
-          });
-        } catch (error) {
-          // The answer still goes out; the key stays claimed until its lease ends.
-          deps.logger.error(
-            { err: error, requestId: res.locals.requestId },
-            'could not store the response of an idempotent request',
-          );
-        }
-      });
-      next();
-    }, next);
+    };
+    void runInUnitOfWork(deps, req, res, next, request);
   };
+}
+
+async function runInUnitOfWork(
+  deps: IdempotencyDeps,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  request: BeginIdempotentRequestOptions,
+): Promise<void> {
+  let unit: UnitOfWork;
+  let start: IdempotencyStart;
+  try {
+    unit = await openUnitOfWorkOn(deps.db);
+  } catch (error) {
+    next(error);
+    return;
+  }
+  try {
+    start = await unit.run(() => beginIdempotentRequest(deps.db, request));
+  } catch (error) {
+    await unit.rollback();
+    next(error);
+    return;
+  }
+  if (start.outcome === 'replay') {
+    await unit.rollback();
+    replay(res, start.response);
+    return;
+  }
+  const { claimId } = start;
+  const settle = async (response: Omit<IdempotentResponse, 'bodySha256'>): Promise<boolean> => {
+    // The upload route hashes the file while streaming it (workouts module).
+    const answer = { ...response, bodySha256: res.locals.fitUpload?.sha256 ?? null };
+    const keep = keepsResponse(req, response.status);
+    if (response.status < 400) {
+      try {
+        await unit.run(() =>
+          finishIdempotentRequest(deps.db, { scope: request.scope, claimId, response: answer, keep }),
+        );
+        await unit.commit();
+        return true;
+      } catch (error) {
+        await unit.rollback();
+        deps.logger.error({ err: error, requestId: res.locals.requestId }, 'could not commit an idempotent request');
+        return false;
+      }
+    }
+    await unit.rollback();
+    if (keep) {
+      await outsideUnitOfWork(() => recordIdempotentAnswer(deps.db, { ...request, response: answer })).catch(
+        (error: unknown) =>
+          // The answer still goes out; a retry runs the request again.
+          deps.logger.error({ err: error, requestId: res.locals.requestId }, 'could not store an idempotent answer'),
+      );
+    }
+    return true;
+  };
+  // A client that goes away mid-request does not end the unit early: the route runs to its answer,
+  // which is settled as usual, so its writes and the key's response stay together.
+  captureResponse(res, settle, () => answerInternalError(res));
+  unit.run(() => next());
 }

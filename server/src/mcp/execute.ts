@@ -4,11 +4,14 @@ import { IdempotencyKeySchema } from '@pacer/contract';
 import { type z } from 'zod';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { fieldErrorsOf } from '../http/problem.ts';
+import { openUnitOfWorkOn } from '../db/database.ts';
 import {
   beginIdempotentRequest,
   canonicalJson,
   finishIdempotentRequest,
   type IdempotencyScope,
+  type IdempotencyStart,
+  recordIdempotentAnswer,
 } from '../modules/idempotency/idempotency.service.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import type { RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
@@ -151,34 +154,58 @@ async function runCall(
     clientId: context.principal.clientId,
     key: `mcp:${tool.name}:${key}`,
   };
-  const start = await beginIdempotentRequest(context.db, {
+  const claim = {
     scope,
     method: 'MCP',
     url: tool.name,
     path: tool.name,
     requestContentLength: null,
     body: { kind: 'json', body: fingerprinted },
-  });
-  if (start.outcome === 'replay') return JSON.parse(start.response.body.toString('utf8')) as CallToolResult;
+  } as const;
+  // One unit of work (unit-of-work.ts), as a REST request with a key: the claim, the tool's
+  // writes and the stored result commit together, or none of them does.
+  const unit = await openUnitOfWorkOn(context.db);
+  let start: IdempotencyStart;
+  try {
+    start = await unit.run(() => beginIdempotentRequest(context.db, claim));
+  } catch (error) {
+    await unit.rollback();
+    throw error;
+  }
+  if (start.outcome === 'replay') {
+    await unit.rollback();
+    return JSON.parse(start.response.body.toString('utf8')) as CallToolResult;
+  }
   let result: CallToolResult;
   try {
-    result = await execute(context, tool, args);
+    result = await unit.run(() => execute(context, tool, args));
   } catch (error) {
     result = asToolError(context, tool.name, error).toResult();
   }
-  // Like REST's 5xx and 429: an internal error gives the key up so a retry runs again.
-  const code = result.isError === true ? errorCodeOf(result) : null;
-  await finishIdempotentRequest(context.db, {
-    scope,
-    claimId: start.claimId,
-    response: {
-      status: 200,
-      contentType: 'application/json',
-      body: Buffer.from(JSON.stringify(result)),
-      bodySha256: null,
-    },
-    keep: code !== 'internal_error' && code !== 'rate_limited',
-  });
+  const response = {
+    status: 200,
+    contentType: 'application/json',
+    body: Buffer.from(JSON.stringify(result)),
+    bodySha256: null,
+  };
+  if (result.isError !== true) {
+    try {
+      await unit.run(() =>
+        finishIdempotentRequest(context.db, { scope, claimId: start.claimId, response, keep: true }),
+      );
+      await unit.commit();
+    } catch (error) {
+      await unit.rollback();
+      throw error;
+    }
+    return result;
+  }
+  // A tool error undoes the call's writes. Like REST's 5xx and 429, an internal error or a rate
+  // limit leaves the key free so a retry runs again; any other error is kept for replay.
+  await unit.rollback();
+  const code = errorCodeOf(result);
+  if (code !== 'internal_error' && code !== 'rate_limited')
+    await recordIdempotentAnswer(context.db, { ...claim, response });
   return result;
 }
 

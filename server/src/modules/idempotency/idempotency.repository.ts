@@ -38,6 +38,19 @@ const inScope = (scope: IdempotencyScope) =>
   ({ userId: scope.userId, clientId: scope.clientId, key: scope.key }) as const;
 
 /**
+ * Hold `scope` until the end of the current transaction, unless another
+ * transaction holds it now: then its request is still running (false).
+ * Requests with a key run in one transaction each (unit-of-work.ts), so a
+ * claim is never waited on: a concurrent retry is told at once.
+ */
+export async function tryLockIdempotencyKey(db: DbOrTrx, scope: IdempotencyScope): Promise<boolean> {
+  const lockName = `idempotency:${scope.userId}:${scope.clientId}:${scope.key}`;
+  const { rows } = await sql<{ held: boolean }>`
+    select pg_try_advisory_xact_lock(hashtextextended(${lockName}, 0)) as held`.execute(db);
+  return rows[0]?.held === true;
+}
+
+/**
  * Claim `key` in one statement: insert it, or take over a row that expired
  * or whose claim was abandoned (lease over: the process that held it died).
  * A concurrent claim of the same key waits on the primary key and then finds

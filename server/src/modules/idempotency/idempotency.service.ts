@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { IdempotencyKeySchema } from '@pacer/contract';
-import type { DbOrTrx } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import { AppError } from '../../errors.ts';
 import {
   claimIdempotencyKey,
@@ -9,6 +10,7 @@ import {
   type IdempotencyScope,
   type IdempotentResponse,
   releaseIdempotencyKey,
+  tryLockIdempotencyKey,
 } from './idempotency.repository.ts';
 
 export type { IdempotencyScope, IdempotentResponse } from './idempotency.repository.ts';
@@ -16,9 +18,10 @@ export type { IdempotencyScope, IdempotentResponse } from './idempotency.reposit
 /** A stored response is replayed for 24 hours after the first request (DESIGN.md §3). */
 export const IDEMPOTENCY_TTL_SECS = 86_400;
 /**
- * How long an unfinished claim holds its key. Only a process that died
- * mid-request leaves one behind; node:http gives a request 300 s to arrive
- * (`server.requestTimeout`), so a live request is done well within this.
+ * How long an unfinished claim holds its key. A claim is made, used and
+ * settled in one transaction (unit-of-work.ts), so no committed row is ever
+ * `in_progress` and a dead process's claim vanishes with its transaction;
+ * the lease only covers rows an older version of Pacer left behind.
  */
 export const IDEMPOTENCY_LEASE_SECS = 600;
 /** What a request still in flight tells the retrying client. */
@@ -96,15 +99,28 @@ export type IdempotencyStart =
 /** Claims are retried when the row vanished between two statements (released by a failed request, or purged). */
 const CLAIM_ATTEMPTS = 3;
 
+const inProgress = () =>
+  new AppError(
+    'idempotency_in_progress',
+    'A request with this Idempotency-Key is still being processed; retry after it has finished.',
+    { headers: { 'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECS) } },
+  );
+
 /**
  * DESIGN.md §3: a retried write with the same key and body replays the first
  * response; the same key with another body is a 422; while the first request
  * with the key still runs, a retry gets 409 (it may come back shortly).
+ *
+ * Runs in the request's unit of work (unit-of-work.ts): the claim, the
+ * request's writes and `finishIdempotentRequest` commit together, so a
+ * stored response always describes writes that are stored, and writes are
+ * never stored without their key.
  */
 export async function beginIdempotentRequest(
   db: DbOrTrx,
   options: BeginIdempotentRequestOptions,
 ): Promise<IdempotencyStart> {
+  if (!(await tryLockIdempotencyKey(db, options.scope))) throw inProgress();
   const fingerprint = fingerprintRequest(options);
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const claimId = randomUUID();
@@ -139,11 +155,7 @@ export async function beginIdempotentRequest(
     }
     break;
   }
-  throw new AppError(
-    'idempotency_in_progress',
-    'A request with this Idempotency-Key is still being processed; retry after it has finished.',
-    { headers: { 'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECS) } },
-  );
+  throw inProgress();
 }
 
 export interface FinishIdempotentRequestOptions {
@@ -157,8 +169,27 @@ export interface FinishIdempotentRequestOptions {
   readonly keep: boolean;
 }
 
-/** Store the response for replay, or release the key. */
+/** Store the response for replay, or release the key (in the transaction that claimed it). */
 export async function finishIdempotentRequest(db: DbOrTrx, options: FinishIdempotentRequestOptions): Promise<void> {
   if (options.keep) await completeIdempotencyKey(db, options.scope, options.claimId, options.response);
   else await releaseIdempotencyKey(db, options.scope, options.claimId);
+}
+
+/**
+ * Keep the answer of a request whose work was rolled back (a 4xx, or a tool
+ * error) for replay, in a transaction of its own: claim and store at once.
+ * A request that took the key meanwhile wins; nothing is stored then.
+ */
+export async function recordIdempotentAnswer(
+  db: Db,
+  options: BeginIdempotentRequestOptions & { readonly response: IdempotentResponse },
+): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    const start = await beginIdempotentRequest(trx, options).catch((error: unknown) => {
+      if (error instanceof AppError) return undefined;
+      throw error;
+    });
+    if (start?.outcome !== 'claimed') return;
+    await completeIdempotencyKey(trx, options.scope, start.claimId, options.response);
+  });
 }

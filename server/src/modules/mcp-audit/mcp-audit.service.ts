@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { outsideUnitOfWork } from '../../db/unit-of-work.ts';
 import type { Logger } from '../../logger.ts';
 import { insertMcpAuthFailure, insertMcpExecutions, type McpExecutionInsert } from './mcp-audit.repository.ts';
 
@@ -29,7 +30,8 @@ export class McpExecutionRecorder {
   record(execution: McpExecutionInsert): void {
     this.buffer.push(execution);
     if (this.buffer.length >= MAX_BATCH) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS).unref();
+    // Batches hold many calls' records: never written inside the unit of work of the call that started the timer.
+    else this.timer ??= outsideUnitOfWork(() => setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS).unref());
   }
 
   /** Write what is buffered now; resolves once it (and any earlier batch) is written. */
@@ -39,9 +41,11 @@ export class McpExecutionRecorder {
     const batch = this.buffer;
     this.buffer = [];
     if (batch.length > 0) {
-      this.writing = this.writing.then(() =>
-        insertMcpExecutions(this.db, batch).catch((error: unknown) =>
-          this.logger.warn({ err: error, records: batch.length }, 'could not record MCP executions'),
+      this.writing = outsideUnitOfWork(() =>
+        this.writing.then(() =>
+          insertMcpExecutions(this.db, batch).catch((error: unknown) =>
+            this.logger.warn({ err: error, records: batch.length }, 'could not record MCP executions'),
+          ),
         ),
       );
     }
