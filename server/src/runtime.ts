@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config.ts';
@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 export { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { createApp } from './http/app.ts';
+import { type Drainer, trackConnections } from './http/drain.ts';
 import type { Logger } from './logger.ts';
 import { StartupError } from './startup-error.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
@@ -112,6 +113,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   }
 
   let server: Server | undefined;
+  let drainer: Drainer | undefined;
   let url: string | undefined;
   const mcpRecorder = new McpExecutionRecorder(database.db, logger);
   if (runsApi) {
@@ -120,13 +122,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
       server = createServer(app);
       server.keepAliveTimeout = 65_000;
-      // While draining, every answer ends its connection (`Connection: close`),
-      // so a proxy's kept-alive connections are handed back one by one after
-      // their last answer instead of being cut at the shutdown timeout.
-      const answering = server;
-      answering.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-        if (!answering.listening) res.setHeader('Connection', 'close');
-      });
+      drainer = trackConnections(server);
       const address = await listen(server, config.port, config.host);
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
@@ -142,17 +138,8 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      if (server) {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        // A connection whose answer was already under way when the drain began
-        // goes idle without `Connection: close`: sweep those up as they do.
-        const sweep = setInterval(() => server.closeIdleConnections(), 100);
-        const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-        await closed;
-        clearInterval(sweep);
-        clearTimeout(timer);
-      }
+      // In-flight answers finish; a proxy's kept-alive connections are handed back (drain.ts).
+      await drainer?.drain(config.shutdownTimeoutMs);
       await mcpRecorder.close();
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
       await database.close();

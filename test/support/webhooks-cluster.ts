@@ -91,7 +91,8 @@ export async function startPacerProcess(
 
 async function readyz(url: string): Promise<boolean> {
   try {
-    const response = await fetch(`${url}/readyz`);
+    // Bounded: a process that accepts connections but never answers must not hang the wait past its deadline.
+    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5000) });
     await response.arrayBuffer();
     return response.status === 200;
   } catch {
