@@ -28,3 +28,15 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   const options = { level, base: { service: 'pacer' }, redact: { paths: REDACT, censor: '[redacted]' } };
   return destination ? pino(options, destination) : pino(options);
 }
+
+/**
+ * The logger of the per-request line (request-context.ts): same level,
+ * base and destination as `logger`, without the redaction pass. That line
+ * is built field by field from values that carry no secret (id, method,
+ * path without the query string, client address, status, time), and
+ * redaction walked every path of REDACT over it on every request.
+ */
+export function requestLineLogger(logger: Logger): Logger {
+  const destination = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
+  return pino({ level: logger.level, base: { service: 'pacer' } }, destination);
+}

@@ -15,7 +15,20 @@ import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
 import { connectWithToken, toolResult } from '../support/mcp-client.ts';
 import { waitForRecompute } from '../support/recompute.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import {
+  cloneTemplateDatabase,
+  databaseUrlFor,
+  dropDatabase,
+  startTestServer,
+  type TestServer,
+} from '../support/test-server.ts';
+import { startPacerProcess } from '../support/webhooks-cluster.ts';
+import { sql } from 'kysely';
+import { createDb, createPool } from '../../server/src/db/database.ts';
+import {
+  RECOMPUTE_JOB_MARK_SECS,
+  takeRecomputeRequest,
+} from '../../server/src/modules/analytics/recompute.repository.ts';
 import { deliver } from '../support/webhooks.ts';
 
 let server: TestServer;
@@ -40,6 +53,61 @@ async function recoveryOf(token: string, date: string): Promise<RecoveryDay | un
 }
 
 describe('recompute on write', () => {
+  it('sends no job while one queued for the user vouches for the request, and one again once a run took it', async () => {
+    // An API process alone: no worker takes the jobs, so what each write sent stays to be counted.
+    const database = await cloneTemplateDatabase();
+    const db = createDb(createPool({ connectionString: databaseUrlFor(database), maxConnections: 2 }));
+    const api = await startPacerProcess('api', databaseUrlFor(database));
+    try {
+      const user = await makeUser(db);
+      const { token } = await mintToken(db, user, { scopes: ['health:write'] });
+      const write = async (date: string) => {
+        const res = await call(api.url ?? '', 'POST', '/api/wellness', { token, body: { date, hrv: 60 } });
+        expect(res.status).toBe(201);
+      };
+      const jobs = async () =>
+        db
+          .selectFrom(sql<{ state: string }>`pgboss.job`.as('job'))
+          .select(['job.state'])
+          .where(sql.ref('job.name'), '=', 'analytics.recompute-user')
+          .where(sql.ref('job.singleton_key'), '=', user.id)
+          .execute();
+      const request = () =>
+        db.selectFrom('analyticsRecomputeRequests').selectAll().where('userId', '=', user.id).executeTakeFirst();
+
+      await write('2026-10-01');
+      await write('2026-09-20');
+      await write('2026-09-25');
+      // One job, marked on the request; the later writes moved the request's date back and sent none.
+      expect((await jobs()).map((job) => job.state)).toEqual(['created']);
+      expect(await request()).toMatchObject({ fromDate: '2026-09-20', jobQueuedAt: expect.any(Date) });
+
+      // A worker takes the job, and its run takes the request: the next write cannot count on that run.
+      await sql`update pgboss.job set state = 'active', started_on = now()
+        where name = 'analytics.recompute-user' and singleton_key = ${user.id}`.execute(db);
+      expect(await takeRecomputeRequest(db, user.id)).toMatchObject({ fromDate: '2026-09-20' });
+      expect((await request())?.jobQueuedAt).toBeNull();
+      await write('2026-09-10');
+      await write('2026-09-11');
+      expect((await jobs()).map((job) => job.state).sort()).toEqual(['active', 'created']);
+
+      // A mark older than RECOMPUTE_JOB_MARK_SECS vouches for nothing (its job may be lost): a write sends one.
+      await sql`update pgboss.job set state = 'active', started_on = now()
+        where name = 'analytics.recompute-user' and singleton_key = ${user.id}`.execute(db);
+      await db
+        .updateTable('analyticsRecomputeRequests')
+        .set({ jobQueuedAt: sql<Date>`now() - make_interval(secs => ${RECOMPUTE_JOB_MARK_SECS + 1})` })
+        .where('userId', '=', user.id)
+        .execute();
+      await write('2026-09-12');
+      expect((await jobs()).map((job) => job.state).sort()).toEqual(['active', 'active', 'created']);
+    } finally {
+      await api.stop();
+      await db.destroy();
+      await dropDatabase(database);
+    }
+  });
+
   it('REST wellness writes give each day a stored recovery score that the model explains', async () => {
     const user = await makeUser(server.db);
     const { token } = await mintToken(server.db, user, { scopes: ['health:write', 'health:read'] });

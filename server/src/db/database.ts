@@ -50,9 +50,21 @@ const PREPARED_PREFIX = '/* prepared:';
 /** label -> the SQL text it was first seen with, and the statement name. */
 const statements = new Map<string, { text: string; name: string }>();
 
+/** SQL text -> its statement name, for the texts seen (a few dozen constant statements). */
+const namesByText = new Map<string, string>();
+
 /** The prepared statement name of SQL text ending in a `preparedStatement` marker; undefined for any other text. */
 export function statementNameOf(text: string): string | undefined {
   if (!text.endsWith(' */')) return undefined;
+  const seen = namesByText.get(text);
+  if (seen !== undefined) return seen;
+  const name = nameOf(text);
+  // Only constant texts carry a marker, so the map stays small; the guard is for a misuse.
+  if (name !== undefined && namesByText.size < 1000) namesByText.set(text, name);
+  return name;
+}
+
+function nameOf(text: string): string | undefined {
   const start = text.lastIndexOf(PREPARED_PREFIX);
   if (start < 0) return undefined;
   const label = text.slice(start + PREPARED_PREFIX.length, -3);

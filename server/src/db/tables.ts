@@ -477,6 +477,8 @@ export interface AnalyticsRecomputeRequestsTable {
   userId: string;
   fromDate: LocalDate;
   requestedAt: DefaultedTimestamp;
+  /** When the job serving this request was enqueued; null once a run started on it (recompute.repository.ts). */
+  jobQueuedAt: Timestamp | null;
 }
 
 export interface DailyTrainingLoadTable {

@@ -95,6 +95,12 @@ export function unitClientFor(pool: pg.Pool): pg.PoolClient | undefined {
   return unitClient(unit);
 }
 
+/** Whether the current async context is inside an open unit of work. */
+export function insideUnitOfWork(): boolean {
+  const unit = current.getStore();
+  return unit !== undefined && !unit.closed;
+}
+
 /**
  * Run `work` outside any unit of work: for work that outlives the request
  * or serves several (a batch writer whose timer a request happened to start

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import type { Logger } from '../logger.ts';
+import { type Logger, requestLineLogger } from '../logger.ts';
 import { clientIpOf } from './client-address.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -27,15 +27,22 @@ function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
  */
 export function requestContext(logger: Logger): RequestHandler {
   const logs = logger.isLevelEnabled('info');
+  const lines = { logger, completed: requestLineLogger(logger) };
   return (req, res, next) => {
     const requestId = assignRequestId(req, res);
     res.locals.requestId = requestId;
-    if (logs && req.url !== '/healthz' && req.url !== '/readyz') logWhenDone(logger, req, res, requestId);
+    if (logs && req.url !== '/healthz' && req.url !== '/readyz') logWhenDone(lines, req, res, requestId);
     next();
   };
 }
 
-function logWhenDone(logger: Logger, req: Request, res: Response, requestId: string): void {
+/** `logger` for lines that carry an error (redacted as every line), `completed` for the others (see requestLineLogger). */
+interface RequestLines {
+  readonly logger: Logger;
+  readonly completed: Logger;
+}
+
+function logWhenDone(lines: RequestLines, req: Request, res: Response, requestId: string): void {
   const startedAt = Date.now();
   const url = req.originalUrl || req.url;
   const query = url.indexOf('?');
@@ -51,11 +58,14 @@ function logWhenDone(logger: Logger, req: Request, res: Response, requestId: str
     const statusCode = res.statusCode;
     if (error !== undefined || statusCode >= 500) {
       const err = error ?? new Error(`failed with status code ${statusCode}`);
-      logger.error({ ...line, res: { statusCode }, err, responseTime }, 'request errored');
+      lines.logger.error({ ...line, res: { statusCode }, err, responseTime }, 'request errored');
       return;
     }
     const completed = !req.readableAborted && res.writableEnded;
-    logger.info({ ...line, res: { statusCode }, responseTime }, completed ? 'request completed' : 'request aborted');
+    lines.completed.info(
+      { ...line, res: { statusCode }, responseTime },
+      completed ? 'request completed' : 'request aborted',
+    );
   };
   res.on('finish', done);
   res.on('close', done);

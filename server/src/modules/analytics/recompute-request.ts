@@ -1,10 +1,10 @@
 import type { PgBoss } from 'pg-boss';
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { BatchStatement } from '../../db/statement-batch.ts';
-import { enqueue, enqueueStatement } from '../../queue/boss.ts';
+import { enqueue, enqueueStatement, sendOnlyWhen } from '../../queue/boss.ts';
 import { analyticsRecomputeQueue } from '../../queue/queues.ts';
 import { listUsersBehindToday } from './analytics.repository.ts';
-import { upsertRecomputeRequest } from './recompute.repository.ts';
+import { recomputeJobNeeded, upsertRecomputeRequest } from './recompute.repository.ts';
 
 /** What a service that writes an input of the derived data needs: its handle and the queue. */
 export interface AnalyticsInputDeps {
@@ -37,10 +37,18 @@ export async function requestRecompute(
  * The job half of `requestRecompute` as a statement to run, for a write that
  * records the request row in its own statement (`recomputeRequestUpsert` as
  * a CTE, as the wellness upsert does) and runs both in one transaction
- * (`runAtomically`): the row and the job commit together or not at all.
+ * (`runAtomically`), row first: the row and the job commit together or not
+ * at all. The job is inserted only when that upsert marked the request
+ * itself (`recomputeJobNeeded`); while a queued job still vouches for the
+ * request, the write sends none (pg-boss would fold it into that job anyway,
+ * at the cost of its insert statement on every write).
  */
-export function recomputeJobStatement(deps: { readonly boss: PgBoss }, userId: string): Promise<BatchStatement> {
-  return enqueueStatement(deps.boss, analyticsRecomputeQueue, { userId }, { singletonKey: userId });
+export async function recomputeJobStatement(
+  deps: { readonly boss: PgBoss; readonly db: Db },
+  userId: string,
+): Promise<BatchStatement> {
+  const send = await enqueueStatement(deps.boss, analyticsRecomputeQueue, { userId }, { singletonKey: userId });
+  return sendOnlyWhen(deps.db, send, recomputeJobNeeded, userId);
 }
 
 /** Users brought forward per rollover run; the next hourly run takes the rest. */

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { type LoadAndRecoveryOutcome, recomputeLoadAndRecovery } from './analytics.service.ts';
-import { findRecomputeRequest, lockUserForRecompute, settleRecomputeRequest } from './recompute.repository.ts';
+import { lockUserForRecompute, settleRecomputeRequest, takeRecomputeRequest } from './recompute.repository.ts';
 import { recomputeFuel } from '../fuel/fuel.service.ts';
 import { refreshRecommendations } from '../recommendations/refresh-recommendations.service.ts';
 
@@ -36,7 +36,7 @@ async function serveRequest(
   userId: string,
   now: Date,
 ): Promise<{ readonly outcome: LoadAndRecoveryOutcome; readonly settled: boolean } | undefined> {
-  const request = await findRecomputeRequest(db, userId);
+  const request = await takeRecomputeRequest(db, userId);
   if (!request) return undefined;
   return db.transaction().execute(async (trx) => {
     // One recompute per user at a time, in any process: a second waits here, then reads fresh data.

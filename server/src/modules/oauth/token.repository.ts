@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
+import { type Db, precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
+import { insideUnitOfWork } from '../../db/unit-of-work.ts';
 import { runStatement } from '../../db/statement-batch.ts';
 import { counterHits, type CounterHit, hitsInOrder } from '../rate-limit/rate-limit.repository.ts';
 
@@ -122,6 +123,14 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
  * rate-limit module's own SQL, `counterHits`, as a CTE), so a request pays
  * one round trip and one pool connection for them. One row per key comes
  * back, the token's columns on each (null for an unknown token).
+ *
+ * Its commit does not wait for the WAL to reach disk (`synchronous_commit`
+ * off for this statement's own transaction only): it writes nothing but
+ * rate-limit counters, which a PostgreSQL crash may set back by the last
+ * few milliseconds of hits without harm, and the flush was a disk wait on
+ * every request. It always runs alone in its transaction, on a pool
+ * connection (`runStatement` outside any transaction or unit of work), so
+ * no other write shares the relaxed commit.
  */
 const countedAccessTokenLookup = precompiled(
   3,
@@ -129,16 +138,21 @@ const countedAccessTokenLookup = precompiled(
     sql<CountedLookupRow>`with hits as (${counterHits(keys, windowSecs)}), token as (${accessTokenSelect(db, tokenHash)})
       select hits.key as "hitKey", hits.count as "hitCount", hits.reset_secs as "hitResetSecs",
         ${sql.join(RECORD_KEYS.map((key) => sql`${sql.ref(`token.${key}`)} as ${sql.raw(`"${key}"`)}`))}
-      from hits left join token on true ${preparedStatement('find_access_token_counting')}`.compile(db),
+      from hits left join token on true
+        cross join (select set_config('synchronous_commit', 'off', true)) as relaxed_commit
+      ${preparedStatement('find_access_token_counting')}`.compile(db),
 );
 
 /** `findAccessTokenByHash` that also counts one hit against each of `keys` (at least one). */
 export async function findAccessTokenCountingHits(
-  db: DbOrTrx,
+  db: Db,
   tokenHash: string,
   counting: { readonly keys: readonly string[]; readonly windowSecs: number },
 ): Promise<CountedAccessTokenLookup> {
   if (counting.keys.length === 0) throw new Error('findAccessTokenCountingHits needs a key to count');
+  // Its relaxed commit must not cover other writes (see countedAccessTokenLookup).
+  if (db.isTransaction || insideUnitOfWork())
+    throw new Error('the counted token lookup runs in a transaction of its own');
   // Every REST request runs it: straight on a pool connection, no pass of Kysely's plugins over the rows.
   const rows = await runStatement(db, countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs));
   const hits = hitsInOrder(
