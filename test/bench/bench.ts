@@ -1176,7 +1176,10 @@ async function runHotpathSection(
   const port = await freePort();
   // Role `api`: the recompute worker's runs are not the request's work, and in role `all` they would
   // share the process with it (section 7 measures them); everything else as an operator runs it.
-  const env: NodeJS.ProcessEnv = { ...serverEnv({ port, ...where, logLevel: process.env['XLOG'] ?? 'info' }), PACER_ROLE: 'api' };
+  const env: NodeJS.ProcessEnv = {
+    ...serverEnv({ port, ...where, logLevel: process.env['XLOG'] ?? 'info' }),
+    PACER_ROLE: 'api',
+  };
   const nodeFlags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
   const pacer = spawnServer(env, port, { nodeFlags });
   let reference: ServerProcess | undefined;
