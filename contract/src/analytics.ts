@@ -15,8 +15,9 @@ import {
 const c = initContract();
 
 /**
- * Derived data (DESIGN.md §3 "Derived data"; the models are described in
- * server/src/modules/analytics and server/src/modules/fuel): training load,
+ * Derived data (docs/design.md §3 "Derived data"; the models are described in
+ * docs/science.md and implemented in server/src/modules/analytics and
+ * server/src/modules/fuel): training load,
  * the daily recovery capacity score and the glycogen (fuel) timeline. All are
  * computed in the background when an input changes and stored; these routes
  * read what is stored.

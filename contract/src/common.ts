@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Every OAuth scope Pacer knows (DESIGN.md §3 "Scopes"). The order here is the
+ * Every OAuth scope Pacer knows (docs/design.md §3 "Scopes"). The order here is the
  * order shown to people on the consent page and in discovery documents.
  */
 export const SCOPES = [
@@ -24,7 +24,7 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** Scope families MCP tokens may carry (specification §5.3, DESIGN.md §3 "Scopes"). */
+/** Scope families MCP tokens may carry (specification §5.3, docs/design.md §3 "Scopes"). */
 const MCP_SCOPE_FAMILIES = [
   'profile',
   'workout',
@@ -112,7 +112,7 @@ export const writeProblemResponses = {
 } as const;
 
 /**
- * `Idempotency-Key` (DESIGN.md §3): 1-255 visible ASCII characters, e.g. a
+ * `Idempotency-Key` (docs/design.md §3): 1-255 visible ASCII characters, e.g. a
  * UUID. A retried write with the same key and body replays the first
  * response for 24 hours (marked `Idempotent-Replayed: true`); the same key
  * with another body is a 422; while the first request runs, a 409. Keys are

@@ -18,7 +18,7 @@ const c = initContract();
 
 /**
  * How fast an item's carbohydrate reaches the blood. RAPID is the value the
- * specification shows; the rest are DESIGN.md §3's scale, from gels and sports
+ * specification shows; the rest are docs/design.md §3's scale, from gels and sports
  * drinks (RAPID) to large mixed meals (HYPER_LOAD).
  */
 export const ABSORPTION_TYPES = ['RAPID', 'FAST', 'BALANCED', 'DENSE', 'HYPER_LOAD'] as const;

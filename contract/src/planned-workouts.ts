@@ -30,7 +30,7 @@ export const PLANNED_SPORTS = [
 export const PlannedSportSchema = z.enum(PLANNED_SPORTS);
 export type PlannedSport = z.infer<typeof PlannedSportSchema>;
 
-/** Bounds of a structure (DESIGN.md §3 "Planned workouts"). */
+/** Bounds of a structure (docs/design.md §3 "Planned workouts"). */
 export const MAX_STRUCTURE_STEPS = 100;
 export const MAX_INTERVAL_STEPS = 20;
 export const MAX_INTERVAL_REPEAT = 100;

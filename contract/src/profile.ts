@@ -26,7 +26,7 @@ export const BIRTH_DATE_MIN = '1900-01-01';
 export const HEART_RATE_ORDER = ['restingHr', 'thresholdHr', 'maxHr'] as const;
 
 /**
- * Units follow DESIGN.md §3 ("in the name or SI"): `weight` is kilograms, as
+ * Units follow docs/design.md §3 ("in the name or SI"): `weight` is kilograms, as
  * in wellness; `ftp` is watts; heart rates are bpm, as `restingHr` in
  * wellness. A patch field that is present overwrites, `null` clears, absent
  * keeps the stored value.

@@ -26,7 +26,7 @@ const DAY_SECS = 86_400;
 /**
  * The wellness fields, each with the range a real measurement can take. The
  * specification shows hrv, restingHr, sleepSecs, weight and vo2max and marks
- * the list partial; DESIGN.md §3 widens it to what wearables report daily.
+ * the list partial; docs/design.md §3 widens it to what wearables report daily.
  */
 export const wellnessFieldShape = {
   hrv: num(1, 300, 'Heart rate variability (rMSSD), milliseconds.'),

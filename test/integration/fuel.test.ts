@@ -1,7 +1,7 @@
 /**
  * The glycogen (fuel) chain as stored and served: the timeline honours
  * `logged_at` offsets and days of 23 and 25 hours, and a planned workout's
- * advice, eaten as advised, makes it `ready` (SCIENCE.md's promise).
+ * advice, eaten as advised, makes it `ready` (docs/science.md's promise).
  */
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on REST writes (DESIGN.md §3 "REST conventions"): the same
+ * `Idempotency-Key` on REST writes (docs/design.md §3 "REST conventions"): the same
  * key and body replay the first response for 24 h; the same key with another
  * body is a 422; while the first request runs, 409. Keys are scoped to the
  * token's app and user and live in PostgreSQL, so every process sees them.

@@ -1,5 +1,5 @@
 /**
- * The MCP tool manifest (DESIGN.md §3 "Operations", specification §4.2): the
+ * The MCP tool manifest (docs/design.md §3 "Operations", specification §4.2): the
  * committed `mcp-manifest.json` is what the tool registry generates (the same
  * check `npm run check:generated` runs), and start-up logs the drift check
  * when MCP is enabled.

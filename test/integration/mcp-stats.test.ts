@@ -1,5 +1,5 @@
 /**
- * MCP operations statistics (DESIGN.md §3 "Operations"): GET
+ * MCP operations statistics (docs/design.md §3 "Operations"): GET
  * /api/admin/mcp/stats for an admin's bearer token or portal session, the
  * `/admin` page drawing the same numbers, and the purge of old records.
  */

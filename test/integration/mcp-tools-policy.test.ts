@@ -1,6 +1,6 @@
 /**
  * Which MCP tools a caller sees and may run, and how refused calls answer
- * (DESIGN.md §3 "MCP / Tools" and "Idempotency and jobs"), through the MCP
+ * (docs/design.md §3 "MCP / Tools" and "Idempotency and jobs"), through the MCP
  * SDK client as a host uses it:
  * - `tools/list` per token scopes, tool metadata (names, titles, schemas, hints),
  * - phase switches (`PACER_MCP_READ_/WRITE_/ASYNC_ENABLED`: `tool_not_found`)
@@ -23,7 +23,7 @@ import { call } from '../support/http.ts';
 import { connectWithHeaders, connectWithToken, toolError, toolResult } from '../support/mcp-client.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
-/** The tool names of DESIGN.md §3, fixed because hosts and users script against them. */
+/** The tool names of docs/design.md §3, fixed because hosts and users script against them. */
 const READ_TOOLS = [
   'get_profile',
   'list_workouts',

@@ -1,5 +1,5 @@
 /**
- * The MCP endpoint as HTTP (DESIGN.md §3 "MCP / Transport and access"), by
+ * The MCP endpoint as HTTP (docs/design.md §3 "MCP / Transport and access"), by
  * raw requests rather than an SDK client, so every status, header and body
  * is visible:
  * - bearer tokens bound to `{base}/mcp` (RFC 8707), 401 challenges naming the

@@ -1,5 +1,5 @@
 /**
- * REST rate limits (DESIGN.md §3 "REST conventions", §4 `PACER_RATE_LIMIT_*`):
+ * REST rate limits (docs/design.md §3 "REST conventions", §4 `PACER_RATE_LIMIT_*`):
  * per access token and per client IP, per minute, held in PostgreSQL so every
  * API process counts against the same window; `RateLimit-*` headers on every
  * answer, 429 problem + `Retry-After` once a window is spent; uploads count

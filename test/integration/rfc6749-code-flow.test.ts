@@ -1,5 +1,5 @@
 /**
- * RFC 6749 (OAuth 2.0), as Pacer applies it (DESIGN.md §3):
+ * RFC 6749 (OAuth 2.0), as Pacer applies it (docs/design.md §3):
  * §3.1 / §3.1.2.3 / §4.1.1 authorization request (client, exact redirect URI, response_type, scope),
  * §4.1.2 / §4.1.2.1 authorization response and error redirects (with RFC 9207 `iss`),
  * §2.3.1 / §3.2.1 client authentication (client_secret_basic, client_secret_post, none),

@@ -2,7 +2,7 @@
  * RFC 7009 (token revocation):
  * §2.1 the request (token, token_type_hint; client authentication, public clients by client_id),
  * §2.2 200 for every valid request, also for unknown tokens; revoking either token of a grant
- *      revokes the grant chain (DESIGN.md §3); a client cannot revoke another client's token,
+ *      revokes the grant chain (docs/design.md §3); a client cannot revoke another client's token,
  * §2.2.1 errors (invalid_client 401, invalid_request).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

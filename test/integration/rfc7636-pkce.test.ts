@@ -1,5 +1,5 @@
 /**
- * RFC 7636 (PKCE), required with S256 for every client (DESIGN.md §3, specification §5.4 rule 1, §7):
+ * RFC 7636 (PKCE), required with S256 for every client (docs/design.md §3, specification §5.4 rule 1, §7):
  * §4.3 the challenge and method on the authorization request (`plain` and a missing method refused),
  * §4.5 / §4.6 the verifier on the token request, checked against the stored challenge.
  */

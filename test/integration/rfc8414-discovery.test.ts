@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
  *   authentication methods per endpoint, PKCE methods from RFC 7636 §4.3);
  * - §3 the well-known URI, answered 200 with `application/json`;
  * - §3.3 the issuer is identical to the issuer the client started from
- *   (no trailing slash, DESIGN.md §3);
+ *   (no trailing slash, docs/design.md §3);
  * - RFC 9207 §3 `authorization_response_iss_parameter_supported`.
  * The registration endpoint's absence when DCR is off is covered in
  * rfc7591-registration.test.ts. Also: CORS for browser-based clients, and

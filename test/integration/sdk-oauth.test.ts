@@ -3,7 +3,7 @@
  * RFC 7636 (PKCE S256) and RFC 6749 §4.1 (code flow with state) through
  * buildAuthorizeUrl / validateAuthorizationResponse / exchangeCode,
  * RFC 9207 (iss on the callback), RFC 6749 §5.2 (errors as OAuthError),
- * RFC 6749 §6 with rotation (DESIGN.md §3) through refreshTokens and
+ * RFC 6749 §6 with rotation (docs/design.md §3) through refreshTokens and
  * createOAuthPacerClient: refresh on 401 once, single flight, onTokens before
  * the retry, a refused refresh is final.
  */

@@ -1,5 +1,5 @@
 /**
- * Fault test of incoming webhooks (issue 5, DESIGN.md §3 "Incoming
+ * Fault test of incoming webhooks (issue 5, docs/design.md §3 "Incoming
  * webhooks"): two API processes and one worker process of the real binary on
  * one database; 2,000 matched deliveries sent across both API processes; the
  * worker is killed with SIGKILL while it holds jobs and a new one is started.

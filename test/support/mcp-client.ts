@@ -33,7 +33,7 @@ function expectNoStructuredContent(call: CallToolResult): void {
   if (call.structuredContent !== undefined) throw new Error('a tool error must not carry structuredContent');
 }
 
-/** `structuredContent` of a successful call, checked to equal its text content (DESIGN.md §3). */
+/** `structuredContent` of a successful call, checked to equal its text content (docs/design.md §3). */
 export function toolResult<T = Record<string, unknown>>(result: unknown): T {
   const call = result as CallToolResult;
   if (call.isError === true) throw new Error(`tool failed: ${JSON.stringify(call.content).slice(0, 400)}`);

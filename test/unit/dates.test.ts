@@ -9,7 +9,7 @@ import {
   resolveLocalDate,
 } from '../../server/src/lib/dates.ts';
 
-describe('calendar dates of the user (DESIGN.md §3 "Dates")', () => {
+describe('calendar dates of the user (docs/design.md §3 "Dates")', () => {
   it('keeps YYYY-MM-DD as it is', () => {
     expect(resolveLocalDate('2026-11-20', 'Asia/Tokyo')).toBe('2026-11-20');
   });

@@ -353,7 +353,7 @@ export interface Database {
   recommendations: RecommendationsTable;
 }
 
-/** The states of DESIGN.md §3, declared once in the contract. */
+/** The states of docs/design.md §3, declared once in the contract. */
 export type { WebhookDeliveryState };
 export type WebhookAuthMethod = 'header' | 'query' | 'signature';
 

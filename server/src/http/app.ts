@@ -105,7 +105,7 @@ export function createApp(deps: AppDeps): Express {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
 
   app.use(discoveryRouter(deps));
-  // The MCP endpoint (DESIGN.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
+  // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
   if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));
   app.use(registrationRouter(deps));
   app.use(oauthRouter(deps));

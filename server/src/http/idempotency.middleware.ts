@@ -111,7 +111,7 @@ export interface IdempotencyDeps {
 }
 
 /**
- * `Idempotency-Key` on every REST write (DESIGN.md §3). Runs after
+ * `Idempotency-Key` on every REST write (docs/design.md §3). Runs after
  * authentication (keys are scoped to the token's app and user) and after
  * JSON parsing (the body takes part in the fingerprint). A multipart body is
  * still unread here: the route streams it, so its declared length stands in

@@ -85,7 +85,7 @@ type CountedWithCheck =
   { readonly results: readonly RateLimitResult[]; readonly check: TokenCheck } | { readonly error: unknown };
 
 /**
- * REST rate limits (DESIGN.md §3): per client address and per access token,
+ * REST rate limits (docs/design.md §3): per client address and per access token,
  * each a fixed one-minute window held in PostgreSQL, so every API process
  * counts against the same window. `RateLimit-*` headers on every answer (the
  * tightest window), 429 + `Retry-After` once a window is spent.

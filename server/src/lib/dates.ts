@@ -29,7 +29,7 @@ export function localDateOf(instant: Date, timeZone: string): string {
 }
 
 /**
- * Resolve a `date` field to the user's calendar date (DESIGN.md §3 "Dates"):
+ * Resolve a `date` field to the user's calendar date (docs/design.md §3 "Dates"):
  * - `YYYY-MM-DD` is taken as is;
  * - a timestamp with an offset (`2026-11-20T23:30:00-05:00`) is the date in its
  *   own offset, which is the date written in it;

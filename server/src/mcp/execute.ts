@@ -21,7 +21,7 @@ import { type McpErrorCode, McpToolError } from './tool-error.ts';
 
 export { McpToolError } from './tool-error.ts';
 
-/** DESIGN.md §3: a result larger than this is refused (`payload_too_large`): hosts truncate or choke on more. */
+/** docs/design.md §3: a result larger than this is refused (`payload_too_large`): hosts truncate or choke on more. */
 export const MAX_RESULT_BYTES = 512 * 1024;
 
 const PASSED_THROUGH: ReadonlySet<ErrorCode> = new Set([
@@ -147,7 +147,7 @@ async function runCall(
   const key = tool.annotations.readOnlyHint ? undefined : idempotencyKeyOf(request.idempotencyHeader, args);
   if (key === undefined) return execute(context, tool, args);
 
-  // Scope (DESIGN.md §3): client, user, tool and key. The arguments without the key are the fingerprint's body.
+  // Scope (docs/design.md §3): client, user, tool and key. The arguments without the key are the fingerprint's body.
   const { idempotency_key: _key, ...fingerprinted } = args;
   const scope: IdempotencyScope = {
     userId: context.principal.userId,

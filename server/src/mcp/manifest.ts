@@ -11,7 +11,7 @@ export const MCP_MANIFEST_PATH = fileURLToPath(new URL('../../../mcp-manifest.js
 const hashOf = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
 /**
- * The MCP tool manifest (DESIGN.md §3 "Operations"): every tool with its
+ * The MCP tool manifest (docs/design.md §3 "Operations"): every tool with its
  * phase, scopes, feature gate, annotations and the SHA-256 of its input and
  * output JSON Schemas, so a change of any tool's wire shape shows as drift.
  */

@@ -70,7 +70,7 @@ function unauthorized(config: Config, reason: keyof typeof MESSAGES, tokenSent: 
 }
 
 /**
- * DESIGN.md §3 "MCP / Transport and access": a token bound to exactly
+ * docs/design.md §3 "MCP / Transport and access": a token bound to exactly
  * `{base}/mcp` (RFC 8707), unexpired, unrevoked, of an active user; else 401
  * with the MCP resource's metadata URL (RFC 9728 §5.1). A client off
  * `PACER_MCP_CLIENT_ALLOWLIST` (when set) gets 403.

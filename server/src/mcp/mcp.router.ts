@@ -195,7 +195,7 @@ async function answerDirectly(
 }
 
 /**
- * `POST /mcp` (DESIGN.md §3 "MCP"): stateless Streamable HTTP. Each request
+ * `POST /mcp` (docs/design.md §3 "MCP"): stateless Streamable HTTP. Each request
  * gets its own SDK `Server` and transport (`sessionIdGenerator: undefined`);
  * nothing is kept between requests, so any API process can answer any call.
  * The low-level `Server` is used rather than `McpServer`: `tools/list` is

@@ -9,7 +9,7 @@ import { readTools } from './tools/read.tools.ts';
 import { recommendationTools } from './tools/recommendation.tools.ts';
 import { writeTools } from './tools/write.tools.ts';
 
-/** DESIGN.md §3 "MCP / Tools": snake_case names of at most 40 characters, at most 40 tools. */
+/** docs/design.md §3 "MCP / Tools": snake_case names of at most 40 characters, at most 40 tools. */
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 export const MAX_TOOLS = 40;
 

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-/** The stable error codes of MCP tool results (DESIGN.md §3 "MCP / Tools"). */
+/** The stable error codes of MCP tool results (docs/design.md §3 "MCP / Tools"). */
 export type McpErrorCode =
   | 'not_found'
   | 'validation_failed'

@@ -43,7 +43,7 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
     schema: BOSS_SCHEMA,
     application_name: 'pacer-queue',
     max: options.poolSize ?? 5,
-    // Wake workers the moment a job is committed instead of polling (DESIGN.md §5).
+    // Wake workers the moment a job is committed instead of polling (docs/design.md §5).
     useListenNotify: options.maintenance,
     supervise: options.maintenance,
     // The supervise/monitor pass is what retries jobs whose worker died

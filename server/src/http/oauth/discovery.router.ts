@@ -20,7 +20,7 @@ const DISCOVERY_MAX_AGE_SECS = 300;
 
 /**
  * RFC 8414 §2 authorization server metadata. The issuer is the base URL with
- * no trailing slash (DESIGN.md §3); RFC 8414 §3.3 requires clients to compare
+ * no trailing slash (docs/design.md §3); RFC 8414 §3.3 requires clients to compare
  * it with the URL they derived the metadata URL from, so it must be exact.
  */
 export function authorizationServerMetadata(config: Config): OAuthMetadata {
@@ -38,7 +38,7 @@ export function authorizationServerMetadata(config: Config): OAuthMetadata {
     // RFC 8414 §2: the default is ["query", "fragment"]; codes only ever travel in the query.
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
-    // DESIGN.md §3: PKCE S256 for every client, `plain` refused.
+    // docs/design.md §3: PKCE S256 for every client, `plain` refused.
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     // RFC 7009 §2.1: a public client revokes its own tokens by sending its client_id.

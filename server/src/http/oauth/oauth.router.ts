@@ -39,7 +39,7 @@ function bodyOf(res: Response): Record<string, string> {
 }
 
 /**
- * The authorization server's endpoints (DESIGN.md §3): authorize (login and
+ * The authorization server's endpoints (docs/design.md §3): authorize (login and
  * consent pages), token, revoke, introspect, userinfo.
  */
 export function oauthRouter(deps: OAuthRouterDeps): Router {

@@ -445,7 +445,7 @@ function sendPageError(res: Response, status: 400 | 403, title: string, message:
     .send(page(title, html`<h1>${title}</h1><p>${message}</p><nav><a href="/">Home</a></nav>`));
 }
 
-/** `/admin`: MCP statistics for administrators (DESIGN.md §3 "Operations"); the same numbers as the REST route. */
+/** `/admin`: MCP statistics for administrators (docs/design.md §3 "Operations"); the same numbers as the REST route. */
 export function adminPages(deps: PageDeps): Router {
   const router = Router();
 

@@ -4,7 +4,7 @@ import { redirectTargetLabel } from '../../modules/oauth/redirect-uri.ts';
 import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import { html, page } from './html.ts';
 
-/** The consent page (DESIGN.md §3): who asks, where you go back to, what each scope allows. */
+/** The consent page (docs/design.md §3): who asks, where you go back to, what each scope allows. */
 export function consentPage(request: AuthorizationRequest, csrf: string, mcpResource: string): string {
   // Where the code goes: a web host, or the scheme of the app that opens it.
   const host = redirectTargetLabel(request.redirectUri);

@@ -33,7 +33,7 @@ export function toUserSummary(user: User): UserSummary {
 
 /**
  * Create an account. The first account of a deployment becomes its admin
- * (DESIGN.md §3 "Identity and accounts"); `admin: true` makes any account one.
+ * (docs/design.md §3 "Identity and accounts"); `admin: true` makes any account one.
  */
 export async function createUser(db: Db, input: NewAccount): Promise<User> {
   const parsed = NewAccountSchema.safeParse(input);

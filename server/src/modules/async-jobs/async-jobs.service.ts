@@ -28,7 +28,7 @@ export interface StartAsyncJobDeps {
 }
 
 /**
- * Record the job and enqueue its pg-boss job in one transaction (DESIGN.md
+ * Record the job and enqueue its pg-boss job in one transaction (docs/design.md
  * §2): a job row exists exactly when a worker will pick it up.
  */
 export async function startAsyncJob(

@@ -220,7 +220,7 @@ function simulateDay(
   const dayStart = localMidnightMs(date, athlete.timeZone);
   const steps = Math.round((localMidnightMs(addDays(date, 1), athlete.timeZone) - dayStart) / STEP_MS);
   if (date < today && !inputs.loggedFoodDates.has(date)) {
-    // SCIENCE: a past day with no food logged is taken as balanced: it ends where it started.
+    // docs/science.md §3: a past day with no food logged is taken as balanced: it ends where it started.
     const points = Array.from({ length: steps }, (_, index): [number, number, number, number] => [
       dayStart + (index + 1) * STEP_MS,
       round2(start.liverG),

@@ -15,7 +15,7 @@ import {
 
 export type { IdempotencyScope, IdempotentResponse } from './idempotency.repository.ts';
 
-/** A stored response is replayed for 24 hours after the first request (DESIGN.md §3). */
+/** A stored response is replayed for 24 hours after the first request (docs/design.md §3). */
 export const IDEMPOTENCY_TTL_SECS = 86_400;
 /**
  * How long an unfinished claim holds its key. A claim is made, used and
@@ -107,7 +107,7 @@ const inProgress = () =>
   );
 
 /**
- * DESIGN.md §3: a retried write with the same key and body replays the first
+ * docs/design.md §3: a retried write with the same key and body replays the first
  * response; the same key with another body is a 422; while the first request
  * with the key still runs, a retry gets 409 (it may come back shortly).
  *

@@ -8,7 +8,7 @@ const FLUSH_INTERVAL_MS = 250;
 const MAX_BATCH = 500;
 
 /**
- * Records every tool call for the stats (DESIGN.md §3 "Operations"), off the
+ * Records every tool call for the stats (docs/design.md §3 "Operations"), off the
  * request's path: records are buffered and written as one multi-row insert
  * every 250 ms (or 500 records), which took a commit per call off PostgreSQL
  * (the largest single cost of an MCP call in the bench). `close()` writes what

@@ -23,7 +23,7 @@ export interface McpStatsOptions {
   readonly now?: Date;
 }
 
-/** Tool calls, latency, failures and registrations on `/mcp` in the window (DESIGN.md §3 "Operations"). */
+/** Tool calls, latency, failures and registrations on `/mcp` in the window (docs/design.md §3 "Operations"). */
 export async function getMcpStats(db: Db, options: McpStatsOptions): Promise<McpStats> {
   const since = new Date((options.now ?? new Date()).getTime() - options.windowHours * 3_600_000);
   const [latencies, outcomes, topClients, authFailures, dcr, refreshReuseDetected] = await Promise.all([

@@ -27,7 +27,7 @@ export interface NutritionUpsertResult {
 }
 
 /**
- * Replace the calling app's items for one date (DESIGN.md §3): the upsert key
+ * Replace the calling app's items for one date (docs/design.md §3): the upsert key
  * is (user, date, source app), so other apps' items for the date stay. An
  * absent `rawJson` keeps what the app sent before.
  */

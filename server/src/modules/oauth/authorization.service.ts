@@ -9,7 +9,7 @@ import { OAuthProtocolError, UntrustedAuthorizationRequestError } from './oauth-
 import { matchRedirectUri } from './redirect-uri.ts';
 import { normalizeResource } from './resource.ts';
 
-/** DESIGN.md §3: codes live 10 minutes and are single use. */
+/** docs/design.md §3: codes live 10 minutes and are single use. */
 export const AUTHORIZATION_CODE_TTL_SECS = 600;
 
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is 43 characters of [A-Za-z0-9-_]. */
@@ -90,7 +90,7 @@ export async function checkAuthorizationRequest(
     if (responseType !== 'code') {
       throw fail('unsupported_response_type', 'response_type must be "code"');
     }
-    // PKCE with S256 is required for every client (DESIGN.md §3; RFC 7636, OAuth 2.1 §4.1.1).
+    // PKCE with S256 is required for every client (docs/design.md §3; RFC 7636, OAuth 2.1 §4.1.1).
     const codeChallenge = single(params, 'code_challenge');
     const method = single(params, 'code_challenge_method');
     if (!codeChallenge) throw fail('invalid_request', 'code_challenge is required (PKCE)');

@@ -60,7 +60,7 @@ export interface ServedResources {
 }
 
 /**
- * Where a grant's tokens are accepted (RFC 8707 resource binding, DESIGN.md
+ * Where a grant's tokens are accepted (RFC 8707 resource binding, docs/design.md
  * §3): no resource or the base URL means REST, `{base}/mcp` means MCP.
  */
 export function surfaceOf(resource: string | null, resources: ServedResources): 'rest' | 'mcp' | 'other' {

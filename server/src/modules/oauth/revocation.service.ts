@@ -7,7 +7,7 @@ import { findTokenByHash, revokeGrantChain } from './token.repository.ts';
 
 /**
  * RFC 7009 §2.1: revoke a token the calling client holds. Revoking either the
- * access or the refresh token revokes the whole grant chain (DESIGN.md §3).
+ * access or the refresh token revokes the whole grant chain (docs/design.md §3).
  * An unknown token, or one issued to another client, changes nothing and
  * still answers 200 (§2.2), so the endpoint tells a caller nothing.
  */

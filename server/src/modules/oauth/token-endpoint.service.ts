@@ -139,7 +139,7 @@ function createModel(db: Db, config: Config) {
       const row = await findRefreshTokenByHash(db, sha256Hex(refreshToken));
       if (!row || row.revokedAt || row.grantRevokedAt || !row.userActive) return undefined;
       if (row.rotatedAt) {
-        // A rotated token came back: it leaked. Revoke the whole grant chain (DESIGN.md §3).
+        // A rotated token came back: it leaked. Revoke the whole grant chain (docs/design.md §3).
         await revokeGrantChain(db, row.grantId, 'refresh_reuse');
         return undefined;
       }
@@ -189,7 +189,7 @@ function createModel(db: Db, config: Config) {
       const pacerClient = client as PacerClient;
       const resource = ctx.code ? ctx.code.resource : (ctx.refresh?.resource ?? null);
       // Every grant gets a rotating refresh token, MCP grants too, with or
-      // without `offline_access` (DESIGN.md §3 "Scopes"): MCP hosts do not ask
+      // without `offline_access` (docs/design.md §3 "Scopes"): MCP hosts do not ask
       // for it, and without one their users would approve again every hour.
       const refreshExpiresAt =
         config.refreshTokenTtlSecs > 0 ? new Date(Date.now() + config.refreshTokenTtlSecs * 1000) : null;

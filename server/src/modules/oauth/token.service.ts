@@ -123,7 +123,7 @@ export interface IssuedToken {
 }
 
 /**
- * A developer token (DESIGN.md §4): issued to the user's own built-in
+ * A developer token (docs/design.md §4): issued to the user's own built-in
  * developer client on a grant of its own, no refresh token, bound to a
  * resource only when one is given.
  */

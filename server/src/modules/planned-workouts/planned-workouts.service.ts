@@ -46,7 +46,7 @@ function valuesOf(input: PlannedWorkoutPatch, timeZone: string): PlannedWorkoutV
 
 /**
  * Plan a workout. The date is the user's calendar date (a timestamp is read
- * as DESIGN.md §3 "Dates" says); the calling app is recorded as its source.
+ * as docs/design.md §3 "Dates" says); the calling app is recorded as its source.
  */
 export async function createPlannedWorkout(
   deps: AnalyticsInputDeps,

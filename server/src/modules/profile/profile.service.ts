@@ -62,7 +62,7 @@ export async function getProfile(db: Db, userId: string): Promise<Profile> {
 }
 
 /**
- * Patch the profile (DESIGN.md §3 "Sync resources"): fields present
+ * Patch the profile (docs/design.md §3 "Sync resources"): fields present
  * overwrite, `null` clears, absent fields keep their value; feature flags
  * merge flag by flag. Rules that span fields are checked on the merged
  * profile, under a row lock, so concurrent patches cannot together store

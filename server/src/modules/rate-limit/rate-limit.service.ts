@@ -20,7 +20,7 @@ export interface RateLimitResult {
 
 /**
  * A fixed-window limiter held in PostgreSQL, so every API process behind a
- * load balancer counts against the same window (DESIGN.md §2: nothing another
+ * load balancer counts against the same window (docs/design.md §2: nothing another
  * node needs is kept in memory). Every call counts, allowed or not.
  */
 export async function consumeRateLimit(db: DbOrTrx, options: RateLimitOptions): Promise<RateLimitResult> {

@@ -30,7 +30,7 @@ import { listWorkouts } from '../workouts/workouts.repository.ts';
 import { insertReport } from './reports.repository.ts';
 
 /**
- * `generate_report` (DESIGN.md §3 "Idempotency and jobs"): a report made only
+ * `generate_report` (docs/design.md §3 "Idempotency and jobs"): a report made only
  * from the user's stored data, deterministic (the same rows give the same
  * Markdown and data, byte for byte), so nothing here reads the clock. The
  * builders are pure; the runner loads the period's rows, builds, and hands the

@@ -9,7 +9,7 @@ import { upsertWellnessDay } from '../wellness/wellness.service.ts';
 import { findEventPrincipal } from './webhooks.repository.ts';
 
 /**
- * The events a webhook body may carry (DESIGN.md §3 "Incoming webhooks"):
+ * The events a webhook body may carry (docs/design.md §3 "Incoming webhooks"):
  * `{event, user, data}`, where `user` is the `sub` the app got from
  * `/api/oauth/userinfo` and `data` is exactly what the matching REST endpoint
  * takes. Each is applied through that endpoint's service, with the app as

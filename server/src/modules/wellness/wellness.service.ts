@@ -14,7 +14,7 @@ export interface WellnessUpsertResult {
 }
 
 /**
- * Upsert one day (DESIGN.md §3 "Sync resources"): fields present overwrite,
+ * Upsert one day (docs/design.md §3 "Sync resources"): fields present overwrite,
  * `null` clears, absent fields keep their value; `rawJson` is kept per source
  * app. The date is the user's calendar date (see `resolveLocalDate`).
  */

@@ -78,7 +78,7 @@ function parseMetadata(
 }
 
 /**
- * Route middleware of `POST /api/workouts/upload-fit` (DESIGN.md §5: ts-rest
+ * Route middleware of `POST /api/workouts/upload-fit` (docs/design.md §5: ts-rest
  * drops multipart file fields from handler types). Streams the body through
  * busboy: the `file` part is hashed (SHA-256) as it arrives and kept in
  * memory up to `maxBytes` (the decoder needs all of it); one byte more is a

@@ -38,7 +38,7 @@ export function workoutRoutes(deps: {
   const services = { db: deps.db, boss: deps.boss, decoder: deps.decoder ?? sharedFitDecoderPool() };
   return s.router(contract.workouts, {
     uploadFit: {
-      // Multipart bodies are streamed here, not by the JSON body parser (DESIGN.md §5).
+      // Multipart bodies are streamed here, not by the JSON body parser (docs/design.md §5).
       middleware: [parseFitUpload({ maxBytes: deps.config.maxUploadBytes })],
       handler: async ({ res }) => {
         const result = await uploadFitWorkout(services, principalOf(res), uploadOf(res));

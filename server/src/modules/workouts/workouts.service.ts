@@ -50,7 +50,7 @@ function relabelOf(upload: FitUpload): WorkoutRelabel {
 }
 
 /**
- * Upload a FIT file (DESIGN.md §3 "Sync resources"): an upsert keyed on
+ * Upload a FIT file (docs/design.md §3 "Sync resources"): an upsert keyed on
  * (user, SHA-256 of the bytes). Bytes seen before only relabel their workout
  * (200) without decoding again; new bytes are decoded in the worker pool and
  * stored with the original file in one transaction (201). A file the decoder
@@ -139,7 +139,7 @@ function refusal(reason: string): AppError {
 
 /**
  * Where the activity happened on the clock: in its own UTC offset when the
- * file records one (DESIGN.md §3 "Dates": a timestamp's own offset wins),
+ * file records one (docs/design.md §3 "Dates": a timestamp's own offset wins),
  * else in the profile time zone.
  */
 function localStartOf(activity: DecodedActivity, timeZone: string): { date: string; hour: number } {
