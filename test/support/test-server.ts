@@ -8,6 +8,7 @@ import type { Db } from '../../server/src/db/database.ts';
 import { createLogger } from '../../server/src/logger.ts';
 import { startRuntime, type Runtime } from '../../server/src/runtime.ts';
 import { SecretBox } from '../../server/src/lib/secret-box.ts';
+import { waitFor } from './wait.ts';
 
 export interface TestServer {
   /** Base URL of the running server, e.g. `http://127.0.0.1:40123`. */
@@ -41,10 +42,29 @@ export async function cloneTemplateDatabase(): Promise<string> {
   return name;
 }
 
+/**
+ * Drop a test database. Connections a pool has just ended may still be open
+ * for a moment (node-postgres ends its clients without waiting for them to
+ * close): terminating one then makes its client emit an error no one listens
+ * to any more, an uncaught exception in whatever test runs next. So the drop
+ * waits, briefly, until the database has no sessions left, and only then
+ * forces out whatever remains (a process that was killed, say).
+ */
 export async function dropDatabase(name: string): Promise<void> {
   const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
   await admin.connect();
   try {
+    await waitFor(
+      async () => {
+        const { rows } = await admin.query<{ sessions: number }>(
+          'select count(*)::int as sessions from pg_stat_activity where datname = $1',
+          [name],
+        );
+        return rows[0]?.sessions === 0;
+      },
+      `the sessions of ${name} to end`,
+      2_000,
+    ).catch(() => undefined);
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {
     await admin.end();
