@@ -11,6 +11,7 @@
  */
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InvalidGrantError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MCP_SCOPES, type McpStats, type Workout } from '@pacer/contract';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -375,8 +376,9 @@ describe('an assistant on the MCP SDK client', () => {
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    // The SDK client's refresh token went with the grant: the call fails instead of silently working.
-    await expect(client.callTool({ name: 'get_profile', arguments: {} })).rejects.toThrow();
+    // The SDK client's refresh token went with the grant: the call fails instead of silently working, on the
+    // token endpoint's invalid_grant for that refresh token.
+    await expect(client.callTool({ name: 'get_profile', arguments: {} })).rejects.toThrow(InvalidGrantError);
     await client.close();
   });
 });

@@ -13,6 +13,7 @@ import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide, rideSamples } from '../support/fit-fixtures.ts';
 import { call, type JsonResponse } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { waitFor } from '../support/wait.ts';
 import { startPacerProcess } from '../support/webhooks-cluster.ts';
 
 let server: TestServer;
@@ -73,14 +74,6 @@ async function wellnessRow(user: User, date: string) {
     .where('userId', '=', user.id)
     .where('date', '=', date)
     .executeTakeFirst();
-}
-
-async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('replay', () => {

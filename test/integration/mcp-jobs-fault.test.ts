@@ -20,6 +20,7 @@ import { jobsByState, queueJobs } from '../support/queue-state.ts';
 import { cloneTemplateDatabase, databaseUrlFor, dropDatabase } from '../support/test-server.ts';
 import { seedTrainingYear } from '../support/training-data.ts';
 import { startPacerProcess, type PacerProcess } from '../support/webhooks-cluster.ts';
+import { sleep } from '../support/wait.ts';
 
 /** Report jobs started when the worker has nothing queued to take. */
 const JOBS_PER_ROUND = 40;
@@ -38,8 +39,6 @@ const KILL_WAIT_MS = 40_000;
 const DRAIN_TIMEOUT_MS = 80_000;
 const END_DATE = '2026-11-20';
 const REPORT_TYPES = ['WEEKLY_TRAINING', 'LAST_3_WORKOUTS'] as const;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const processes: PacerProcess[] = [];
 let database: string | undefined;

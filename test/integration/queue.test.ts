@@ -4,6 +4,8 @@ import { enqueue } from '../../server/src/queue/boss.ts';
 import { purgeExpiredQueue } from '../../server/src/queue/queues.ts';
 import { makeUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { ZodError } from 'zod';
+import { waitFor } from '../support/wait.ts';
 
 let server: TestServer;
 
@@ -20,16 +22,6 @@ async function jobsInQueue(): Promise<{ id: string; state: string }[]> {
     state: string;
   }>`SELECT id::text, state::text FROM pgboss.job WHERE name = ${purgeExpiredQueue.name}`.execute(server.db);
   return result.rows;
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('queue contracts (pg-boss)', () => {
@@ -60,14 +52,18 @@ describe('queue contracts (pg-boss)', () => {
     const job = await waitFor(async () => {
       const found = await server.runtime.boss.getJobById(purgeExpiredQueue.name, String(jobId));
       return found?.state === 'completed' ? found : undefined;
-    });
+    }, 'the purge job to complete');
     expect(job.state).toBe('completed');
     const left = await server.db.selectFrom('sessions').select('idHash').where('userId', '=', user.id).execute();
     expect(left.map((row) => row.idHash)).toEqual(['live-session']);
   });
 
   it('refuses a payload the queue contract does not accept, before anything is stored', async () => {
-    await expect(enqueue(server.runtime.boss, server.db, purgeExpiredQueue, { graceDays: -3 })).rejects.toThrow();
+    const before = (await jobsInQueue()).length;
+    await expect(enqueue(server.runtime.boss, server.db, purgeExpiredQueue, { graceDays: -3 })).rejects.toThrow(
+      ZodError,
+    );
+    expect(await jobsInQueue()).toHaveLength(before);
   });
 
   it('installs the hourly purge schedule', async () => {

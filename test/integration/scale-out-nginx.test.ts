@@ -49,6 +49,7 @@ import { jobsByState } from '../support/queue-state.ts';
 import { cloneTemplateDatabase, databaseUrlFor, dropDatabase, freePort } from '../support/test-server.ts';
 import { sign } from '../support/webhooks.ts';
 import { startPacerProcess, type PacerProcess } from '../support/webhooks-cluster.ts';
+import { sleep } from '../support/wait.ts';
 
 /** How long traffic runs; shorten it while working on the test (`PACER_SCALE_OUT_SECONDS=20`). */
 const DURATION_MS = Number(process.env['PACER_SCALE_OUT_SECONDS'] ?? '60') * 1000;
@@ -82,8 +83,6 @@ const NOISY_CLIENT = '127.0.0.16';
 const ALL_CLIENTS = [...APP_CLIENTS, WEBHOOK_SENDER, NOISY_CLIENT];
 const WEBHOOK_USERS = 4;
 const MCP_PROTOCOL_VERSION = '2025-11-25';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Kind = 'wellness' | 'planned' | 'upload' | 'mcp-write' | 'mcp-read' | 'rest-read' | 'webhook' | 'noisy-read';
 /** The mix of one app client's logical requests, cycled. */

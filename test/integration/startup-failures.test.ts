@@ -128,8 +128,8 @@ describe('a start that fails says why in one line', () => {
       // The embedded PostgreSQL got as far as serving (migrations ran) and was stopped, not orphaned.
       expect(result.stdout).toContain('initialising embedded PostgreSQL');
       const dataDir = env['PACER_DATA_DIR'] ?? '';
-      await expect(readFile(path.join(dataDir, 'postgres/postmaster.pid'))).rejects.toThrow();
-      await expect(readFile(path.join(dataDir, 'postgres-owner.json'))).rejects.toThrow();
+      await expect(readFile(path.join(dataDir, 'postgres/postmaster.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(readFile(path.join(dataDir, 'postgres-owner.json'))).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }

@@ -128,7 +128,7 @@ describe('start-up', () => {
     server.child.kill('SIGTERM');
     expect(await exited(server.child)).toEqual({ code: 0, signal: null });
     // The embedded server stopped with us: no postmaster.pid is left.
-    await expect(readFile(path.join(dataDir, 'postgres/postmaster.pid'))).rejects.toThrow();
+    await expect(readFile(path.join(dataDir, 'postgres/postmaster.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('finishes a request that is in flight when SIGTERM arrives', async () => {
@@ -239,7 +239,7 @@ describe('start-up as root in a directory private to root', () => {
         first.child.kill('SIGTERM');
         expect(await exited(first.child)).toEqual({ code: 0, signal: null });
         expect(first.stderr()).toBe('');
-        await expect(readFile(path.join(clusterDir, 'postmaster.pid'))).rejects.toThrow();
+        await expect(readFile(path.join(clusterDir, 'postmaster.pid'))).rejects.toMatchObject({ code: 'ENOENT' });
 
         // The second start reuses the cluster: the user made by the first is there.
         const second = await startInCheckout();

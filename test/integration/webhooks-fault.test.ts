@@ -17,6 +17,7 @@ import type { User } from '../../server/src/db/tables.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
 import { startPacerProcess, type PacerProcess } from '../support/webhooks-cluster.ts';
 import { cloneTemplateDatabase, databaseUrlFor, dropDatabase } from '../support/test-server.ts';
+import { sleep } from '../support/wait.ts';
 
 const DELIVERIES = 2000;
 const USERS = 4;
@@ -29,8 +30,6 @@ const BACKLOG_BEFORE_WORKER = 1000;
 const MAX_KILLS = 5;
 /** Jobs held by the dead worker come back after `expireInSeconds` plus a supervise pass of the new worker. */
 const DRAIN_TIMEOUT_MS = 200_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const processes: PacerProcess[] = [];
 let database: string | undefined;

@@ -17,7 +17,14 @@ import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
-import { deliver, findDeliveryRow, sleep, waitFor, waitForState, type DeliveryRow } from '../support/webhooks.ts';
+import {
+  deliver,
+  deliveryJobsSettled,
+  findDeliveryRow,
+  waitFor,
+  waitForState,
+  type DeliveryRow,
+} from '../support/webhooks.ts';
 
 let server: TestServer;
 
@@ -197,8 +204,10 @@ describe('deliveries that cannot succeed', () => {
     expect(badUser).toMatchObject({ state: 'failed', errorCode: 'validation_failed' });
     expect(badUser.lastError).toContain('user');
 
-    // Retries here come after about a second; after three, still one attempt each.
-    await sleep(3000);
+    // Settled for good: their jobs are done, nothing retries them, and each was attempted once.
+    for (const row of [badType, unknownField, badUser]) {
+      await waitFor(async () => deliveryJobsSettled(server.db, row.id), `the jobs of delivery ${row.id} to settle`);
+    }
     for (const row of [badType, unknownField, badUser]) {
       expect(await findDeliveryRow(server.db, row.id)).toMatchObject({ state: 'failed', attempts: 1 });
     }
@@ -285,8 +294,8 @@ describe('transient failures (PACER_WEBHOOK_MAX_ATTEMPTS=2, PACER_WEBHOOK_RETRY_
     expect(row).toMatchObject({ state: 'dead_letter', attempts: 2, errorCode: 'retries_exhausted' });
     expect(row.lastError).toContain('wellness');
     expect(row.finishedAt).not.toBeNull();
-    // Settled for good: it does not come back by itself now that the table is there again.
-    await sleep(2500);
+    // Settled for good: no job of it is left to run, so it does not come back now that the table is there again.
+    await waitFor(async () => deliveryJobsSettled(server.db, row.id), 'the delivery jobs to settle');
     expect(await findDeliveryRow(server.db, row.id)).toMatchObject({ state: 'dead_letter', attempts: 2 });
     expect(await wellnessOn(f, '2026-07-20')).toBeUndefined();
   });

@@ -11,6 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { exited, ROOT } from './process.ts';
+import { sleep } from './wait.ts';
 
 export const DEPLOY_NGINX_CONF = path.join(ROOT, 'deploy/nginx.conf');
 
@@ -96,8 +97,6 @@ export interface StartNginxOptions {
   /** The template; `deploy/nginx.conf` by default. */
   readonly template?: string;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

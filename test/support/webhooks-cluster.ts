@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { exited, spawnPacer } from './process.ts';
 import { freePort, TEST_SECRET_KEY } from './test-server.ts';
+import { sleep } from './wait.ts';
 
 /** One `pacer start` child process in a role, on a shared database. */
 export interface PacerProcess {
@@ -15,8 +16,6 @@ export interface PacerProcess {
   /** SIGTERM and wait for a clean exit; SIGKILL if it takes longer than `timeoutMs`. */
   stop(timeoutMs?: number): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitUntil(what: string, process: PacerProcess, ready: () => Promise<boolean>, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;

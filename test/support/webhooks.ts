@@ -1,8 +1,11 @@
 import { createHmac } from 'node:crypto';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Db } from '../../server/src/db/database.ts';
 import type { WebhookDeliveriesTable, WebhookDeliveryState } from '../../server/src/db/tables.ts';
 import type { TestServer } from './test-server.ts';
+import { sleep } from './wait.ts';
+
+export { sleep, waitFor } from './wait.ts';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
@@ -73,6 +76,18 @@ export async function deliver(
   return { status: response.status, body: parsed, deliveryId: response.headers.get('x-webhook-delivery-id') };
 }
 
+/**
+ * True once pg-boss holds nothing more to run for the delivery: it has jobs, and every one of them is
+ * completed, failed or cancelled. From then on the delivery cannot change by itself.
+ */
+export async function deliveryJobsSettled(db: Db, deliveryId: string): Promise<boolean> {
+  const { rows } = await sql<{ state: string }>`
+    select state::text from pgboss.job where name = 'webhooks.deliver' and data->>'deliveryId' = ${deliveryId}`.execute(
+    db,
+  );
+  return rows.length > 0 && rows.every((row) => ['completed', 'failed', 'cancelled'].includes(row.state));
+}
+
 export async function findDeliveryRow(db: Db, id: string): Promise<DeliveryRow | undefined> {
   return db.selectFrom('webhookDeliveries').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -86,8 +101,6 @@ export async function deliveryRows(db: Db, clientId: string): Promise<DeliveryRo
     .orderBy('id')
     .execute();
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Poll `webhook_deliveries` until the delivery is in one of `states` (and `accept` holds); the row, else throws. */
 export async function waitForState(
@@ -110,16 +123,5 @@ export async function waitForState(
       );
     }
     await sleep(20);
-  }
-}
-
-/** Poll until `check` returns a value other than `undefined`. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
   }
 }
