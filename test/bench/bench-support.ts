@@ -46,6 +46,7 @@ export interface LatencyStats {
   readonly mean: number;
   readonly p50: number;
   readonly p90: number;
+  readonly p95: number;
   readonly p99: number;
   readonly max: number;
 }
@@ -61,6 +62,7 @@ export function latencyStats(samples: readonly number[]): LatencyStats {
     mean: round(sorted.length ? sum / sorted.length : 0),
     p50: round(at(0.5)),
     p90: round(at(0.9)),
+    p95: round(at(0.95)),
     p99: round(at(0.99)),
     max: round(sorted.at(-1) ?? 0),
   };

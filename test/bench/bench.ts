@@ -465,6 +465,32 @@ function runCli<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> 
   });
 }
 
+/** A fresh user (and its password) and a `health:write health:read` token for it, through the CLI as an operator would. */
+async function createBenchUser(
+  env: NodeJS.ProcessEnv,
+  prefix: string,
+): Promise<{ readonly email: string; readonly password: string; readonly id: string; readonly token: string }> {
+  const email = `${prefix}-${randomBytes(4).toString('hex')}@example.com`;
+  const password = randomBytes(12).toString('hex');
+  const user = await runCli<{ id: string }>(env, [
+    'user:create',
+    `--email=${email}`,
+    `--password=${password}`,
+    '--json',
+  ]);
+  const token = await runCli<{ access_token: string }>(env, [
+    'token:create',
+    '--email',
+    email,
+    '--scope',
+    'health:write health:read',
+    '--expires-in',
+    '7200',
+    '--json',
+  ]);
+  return { email, password, id: user.id, token: token.access_token };
+}
+
 // ---------------------------------------------------------------------------
 // CPU accounting (Linux /proc): who burns the cores during a phase.
 
@@ -828,25 +854,8 @@ async function main(): Promise<void> {
   const readyMs = await waitReady(server);
   log(`    server ready in ${round(readyMs, 0)} ms (PACER_LOG_LEVEL=warn, pid ${server.pid})`);
 
-  const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
-  const password = randomBytes(12).toString('hex');
-  const user = await runCli<{ id: string }>(env, [
-    'user:create',
-    `--email=${email}`,
-    `--password=${password}`,
-    '--json',
-  ]);
-  const token = await runCli<{ access_token: string }>(env, [
-    'token:create',
-    '--email',
-    email,
-    '--scope',
-    'health:write health:read',
-    '--expires-in',
-    '7200',
-    '--json',
-  ]);
-  log(`    user ${user.id}, token issued through the CLI`);
+  const { email, password, id: userId, token: accessToken } = await createBenchUser(env, 'bench');
+  log(`    user ${userId}, token issued through the CLI`);
 
   const pgUrl = databaseUrl ?? embeddedUrl(dataDir);
   const pool = new pg.Pool({ connectionString: pgUrl, max: CONNECTIONS });
@@ -859,7 +868,7 @@ async function main(): Promise<void> {
     if (ONLY.has('wellness')) {
       const probe = await fetch(`${server.url}/api/wellness`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ date: '1999-12-31', hrv: 55, restingHr: 48 }),
       });
       const probeBody = await probe.text();
@@ -868,14 +877,14 @@ async function main(): Promise<void> {
 
       const scope = await postgresScope(pool);
       log(`    (a) HTTP: autocannon, ${CONNECTIONS} connections, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
-      await runAutocannon(server.url, token.access_token, 'httpWarmup', WARMUP_S, server.pid, scope);
-      httpRun = await runAutocannon(server.url, token.access_token, 'http', DURATION_S, server.pid, scope);
+      await runAutocannon(server.url, accessToken, 'httpWarmup', WARMUP_S, server.pid, scope);
+      httpRun = await runAutocannon(server.url, accessToken, 'http', DURATION_S, server.pid, scope);
       log(
         `        ${httpRun.rps} req/s, p50 ${httpRun.latency.p50} ms, p99 ${httpRun.latency.p99} ms, non-2xx ${httpRun.non2xx}, errors ${httpRun.errors}`,
       );
       log(`    (b) pg: Pool of ${CONNECTIONS}, ${CONNECTIONS} loops, warm-up ${WARMUP_S} s, then ${DURATION_S} s`);
-      await runPg(pool, user.id, 'pgWarmup', WARMUP_S, server.pid, scope);
-      pgRun = await runPg(pool, user.id, 'pg', DURATION_S, server.pid, scope);
+      await runPg(pool, userId, 'pgWarmup', WARMUP_S, server.pid, scope);
+      pgRun = await runPg(pool, userId, 'pg', DURATION_S, server.pid, scope);
       log(`        ${pgRun.opsPerSec} ops/s, p50 ${pgRun.latency.p50} ms, p99 ${pgRun.latency.p99} ms`);
     }
 
@@ -985,7 +994,7 @@ async function main(): Promise<void> {
         pool,
         clientId: webhookApp.clientId,
         webhookSecret: webhookApp.webhookSecret,
-        userId: user.id,
+        userId: userId,
         connections: CONNECTIONS,
         durationS: DURATION_S,
         warmupS: WARMUP_S,
@@ -1188,24 +1197,8 @@ async function runHotpathSection(
       `    Pacer ready in ${round(await waitReady(pacer), 0)} ms (pid ${pacer.pid}, PACER_LOG_LEVEL=info${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
     );
     const users = await inTurns(HOTPATH_USERS, 4, async () => {
-      const email = `bench-hotpath-${randomBytes(4).toString('hex')}@example.com`;
-      const user = await runCli<{ id: string }>(env, [
-        'user:create',
-        `--email=${email}`,
-        `--password=${randomBytes(12).toString('hex')}`,
-        '--json',
-      ]);
-      const token = await runCli<{ access_token: string }>(env, [
-        'token:create',
-        '--email',
-        email,
-        '--scope',
-        'health:write health:read',
-        '--expires-in',
-        '7200',
-        '--json',
-      ]);
-      return { id: user.id, token: token.access_token };
+      const { id, token } = await createBenchUser(env, 'bench-hotpath');
+      return { id, token };
     });
     const databaseUrl = where.databaseUrl ?? embeddedUrl(where.dataDir);
     const referencePort = await freePort();

@@ -23,7 +23,9 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import { cpuSnapshot, type CpuSnapshot, round, sleep } from './bench-support.ts';
+import { cpuSnapshot, type CpuSnapshot, latencyStats, round, sleep, type Spread, spreadOf } from './bench-support.ts';
+
+export type { Spread } from './bench-support.ts';
 
 /** The server of this section runs without any limiter: the bench measures the MCP path, not the counters. */
 export const MCP_BENCH_SERVER_ENV = {
@@ -97,12 +99,6 @@ export interface RatioRound {
   readonly serverCpuRatio: number | undefined;
 }
 
-export interface Spread {
-  readonly min: number;
-  readonly median: number;
-  readonly max: number;
-}
-
 export interface ReportFigures {
   readonly seeded: { readonly wellnessDays: number; readonly workouts: number; readonly endDate: string };
   readonly calls: number;
@@ -142,23 +138,8 @@ const DAY_MS = 86_400_000;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 function summarize(samples: readonly number[]): LatencySummary {
-  const sorted = Float64Array.from(samples).sort();
-  const at = (q: number) =>
-    sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
-  const sum = sorted.reduce((total, value) => total + value, 0);
-  return {
-    count: sorted.length,
-    mean: round(sorted.length ? sum / sorted.length : 0),
-    p50: round(at(0.5)),
-    p95: round(at(0.95)),
-    p99: round(at(0.99)),
-    max: round(sorted.at(-1) ?? 0),
-  };
-}
-
-function spreadOf(values: readonly number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { min: sorted[0] ?? 0, median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted.at(-1) ?? 0 };
+  const { count, mean, p50, p95, p99, max } = latencyStats(samples);
+  return { count, mean, p50, p95, p99, max };
 }
 
 // ---------------------------------------------------------------------------
