@@ -24,6 +24,10 @@ export const WebhookAckSchema = z
   .meta({ title: 'WebhookAck' });
 export type WebhookAck = z.infer<typeof WebhookAckSchema>;
 
+/** The events an incoming webhook may carry, each applied like the REST write of the same name's resource. */
+export const WEBHOOK_EVENT_NAMES = ['wellness.upsert', 'nutrition.upsert', 'profile.update'] as const;
+export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];
+
 export const WEBHOOK_DELIVERY_STATES = [
   'received',
   'queued',
@@ -103,7 +107,7 @@ export const webhooksContract = c.router({
       'Stores the delivery, then answers at once; processing happens in the background.',
       'Authenticate with the app\'s webhook secret in `X-Webhook-Secret` or `?secret=`, or sign instead: `X-Webhook-Timestamp: <unix seconds>` and `X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`, accepted within 5 minutes of our clock.',
       'A delivery whose secret does not match is still acknowledged (`secretMatched: false`) and kept for the developer portal, but never processed.',
-      'Recognised events: `{"event": "wellness.upsert" | "nutrition.upsert" | "profile.update", "user": "<sub from /api/oauth/userinfo>", "data": <the body of the matching REST write>}`, or an array of them. The app needs a live grant from that user with `health:write`, `nutrition:write` or `profile:write`. Other bodies are kept and marked `ignored`.',
+      `Recognised events: \`{"event": ${WEBHOOK_EVENT_NAMES.map((name) => `"${name}"`).join(' | ')}, "user": "<sub from /api/oauth/userinfo>", "data": <the body of the matching REST write>}\`, or an array of them. The app needs a live grant from that user with \`health:write\`, \`nutrition:write\` or \`profile:write\`. Other bodies are kept and marked \`ignored\`.`,
       '`X-Webhook-Id` de-duplicates: the same id from the same app within 7 days is acknowledged with `duplicate: true` and not processed again.',
     ].join('\n\n'),
     pathParams: z.object({ clientId: z.string().describe("The app's client id.") }),

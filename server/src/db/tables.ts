@@ -1,11 +1,15 @@
 import type {
+  AbsorptionType,
   AsyncJobProgress,
   AsyncJobStatusValue,
   AsyncJobType,
+  MEALS,
   MemoryCategory,
+  PlannedSport,
   RecommendationKind,
   RecommendationStatus,
   ReportType,
+  SEXES,
   WebhookDeliveryState,
 } from '@pacer/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
@@ -22,11 +26,14 @@ type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | str
 /** `date` columns come back as `YYYY-MM-DD` strings (see the pg type parser in database.ts). */
 type LocalDate = string;
 
+/** Who a user is to the service; only the server knows it (the wire never shows it). */
+export type UserRole = 'user' | 'admin';
+
 export interface UsersTable {
   id: Generated<string>;
   email: string;
   passwordHash: string;
-  role: 'user' | 'admin';
+  role: UserRole;
   active: Generated<boolean>;
   name: string | null;
   timeZone: Generated<string>;
@@ -35,7 +42,7 @@ export interface UsersTable {
   maxHr: number | null;
   restingHr: number | null;
   thresholdHr: number | null;
-  sex: 'female' | 'male' | 'other' | null;
+  sex: (typeof SEXES)[number] | null;
   birthDate: LocalDate | null;
   featureFlags: ColumnType<FeatureFlags, FeatureFlags | undefined, FeatureFlags>;
   createdAt: DefaultedTimestamp;
@@ -186,8 +193,8 @@ export interface NutritionLogsTable {
   updatedAt: DefaultedTimestamp;
 }
 
-export type AbsorptionType = 'RAPID' | 'FAST' | 'BALANCED' | 'DENSE' | 'HYPER_LOAD';
-export type Meal = 'BREAKFAST' | 'LUNCH' | 'DINNER' | 'SNACK' | 'OTHER';
+export type { AbsorptionType, PlannedSport };
+export type Meal = (typeof MEALS)[number];
 
 export interface NutritionItemsTable {
   id: Generated<string>;
@@ -246,8 +253,6 @@ export interface IdempotencyKeysTable {
   leaseExpiresAt: Timestamp;
   expiresAt: Timestamp;
 }
-
-export type PlannedSport = 'ride' | 'run' | 'swim' | 'walk' | 'hike' | 'row' | 'ski' | 'strength' | 'yoga' | 'other';
 
 export interface PlannedWorkoutsTable {
   id: Generated<string>;

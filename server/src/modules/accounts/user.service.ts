@@ -18,19 +18,6 @@ export const NewAccountSchema = z.object({
 });
 export type NewAccount = z.input<typeof NewAccountSchema>;
 
-/** The public view of a user: never the password hash. */
-export interface UserSummary {
-  readonly id: string;
-  readonly email: string;
-  readonly name: string | null;
-  readonly role: 'user' | 'admin';
-  readonly timeZone: string;
-}
-
-export function toUserSummary(user: User): UserSummary {
-  return { id: user.id, email: user.email, name: user.name, role: user.role, timeZone: user.timeZone };
-}
-
 /**
  * Create an account. The first account of a deployment becomes its admin
  * (docs/design.md §3 "Identity and accounts"); `admin: true` makes any account one.

@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { NutritionItemRow, NutritionItemsTable, NutritionLogRow } from '../../db/tables.ts';
-import type { DateWindow } from '../wellness/wellness.repository.ts';
+import type { DatePage } from '../../lib/date-range.ts';
 
 export interface NutritionLogUpsert {
   readonly userId: string;
@@ -52,7 +52,7 @@ export async function replaceNutritionItems(
 }
 
 /** The dates in the window that have any log, oldest first, `limit + 1` at most. */
-export async function listNutritionDates(db: DbOrTrx, userId: string, window: DateWindow): Promise<string[]> {
+export async function listNutritionDates(db: DbOrTrx, userId: string, window: DatePage): Promise<string[]> {
   let query = db
     .selectFrom('nutritionLogs')
     .select('date')

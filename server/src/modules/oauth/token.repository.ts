@@ -3,6 +3,7 @@ import { type Db, precompiled, preparedStatement, type DbOrTrx } from '../../db/
 import { insideUnitOfWork } from '../../db/unit-of-work.ts';
 import { runStatement } from '../../db/statement-batch.ts';
 import { counterHits, type CounterHit, hitsInOrder } from '../rate-limit/rate-limit.repository.ts';
+import type { UserRole } from '../../db/tables.ts';
 
 export interface GrantInsert {
   readonly clientId: string;
@@ -47,7 +48,7 @@ export interface AccessTokenRecord {
   readonly clientId: string;
   readonly userId: string;
   readonly userActive: boolean;
-  readonly userRole: 'user' | 'admin';
+  readonly userRole: UserRole;
   readonly userTimeZone: string;
   readonly userFeatureFlags: { readonly nutrition?: boolean };
 }

@@ -13,13 +13,14 @@ import {
   insertGrant,
   touchGrant,
 } from './token.repository.ts';
+import type { UserRole } from '../../db/tables.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'pat_';
 
 /** Who is calling, as established by a valid bearer token. */
 export interface TokenPrincipal {
   readonly userId: string;
-  readonly role: 'user' | 'admin';
+  readonly role: UserRole;
   readonly timeZone: string;
   /** Public client id of the app the token was issued to: the "source app". */
   readonly clientId: string;

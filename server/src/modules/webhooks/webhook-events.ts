@@ -1,4 +1,11 @@
-import { NutritionUpsertSchema, ProfilePatchSchema, WellnessUpsertSchema, type Scope } from '@pacer/contract';
+import {
+  NutritionUpsertSchema,
+  ProfilePatchSchema,
+  type Scope,
+  WEBHOOK_EVENT_NAMES,
+  type WebhookEventName,
+  WellnessUpsertSchema,
+} from '@pacer/contract';
 import { z } from 'zod';
 import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
 import { AppError, type FieldError } from '../../errors.ts';
@@ -21,7 +28,8 @@ interface EventHandler {
   apply(deps: AnalyticsInputDeps, principal: TokenPrincipal, data: unknown): Promise<Record<string, unknown>>;
 }
 
-const HANDLERS: Readonly<Record<string, EventHandler>> = {
+/** One handler per event name of the contract (a name without a handler fails to compile). */
+const HANDLERS: Readonly<Record<WebhookEventName, EventHandler>> = {
   'wellness.upsert': {
     scope: 'health:write',
     data: WellnessUpsertSchema,
@@ -52,8 +60,6 @@ const HANDLERS: Readonly<Record<string, EventHandler>> = {
   },
 };
 
-export const WEBHOOK_EVENTS = Object.keys(HANDLERS);
-
 /** A delivery that can never succeed as sent: it fails at once, without retries. */
 export class PermanentEventError extends Error {
   override readonly name = 'PermanentEventError';
@@ -70,12 +76,16 @@ export class PermanentEventError extends Error {
 const EnvelopeSchema = z.looseObject({ event: z.string().min(1).max(200) });
 const TargetSchema = z.looseObject({ user: z.uuid({ error: 'must be the user id (`sub` from /api/oauth/userinfo)' }) });
 
+function isWebhookEventName(event: string): event is WebhookEventName {
+  return (WEBHOOK_EVENT_NAMES as readonly string[]).includes(event);
+}
+
 export interface ParsedEvent {
   /** Position in an array body; 0 for an object body. */
   readonly index: number;
   /** Where the event sits in the body, for error paths: `''` (object body) or its index. */
   readonly path: string;
-  readonly event: string;
+  readonly event: WebhookEventName;
   readonly body: Record<string, unknown>;
 }
 export interface SkippedEvent {
@@ -96,7 +106,7 @@ export function parseEvents(body: unknown): { readonly known: ParsedEvent[]; rea
       return;
     }
     const { event } = envelope.data;
-    if (!Object.hasOwn(HANDLERS, event)) {
+    if (!isWebhookEventName(event)) {
       skipped.push({ index, event, reason: `unknown event "${event}"` });
       return;
     }
@@ -131,7 +141,6 @@ export async function applyEvent(
   parsed: ParsedEvent,
 ): Promise<Record<string, unknown>> {
   const handler = HANDLERS[parsed.event];
-  if (!handler) throw new Error(`no handler for ${parsed.event}`);
   const target = TargetSchema.safeParse(parsed.body);
   if (!target.success) {
     const errors = zodErrors(parsed.path, target.error);

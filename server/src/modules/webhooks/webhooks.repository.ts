@@ -1,6 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import { preparedStatement, type DbOrTrx } from '../../db/database.ts';
 import type { WebhookDeliveriesTable, WebhookDeliveryRow, WebhookDeliveryState } from '../../db/tables.ts';
+import type { UserRole } from '../../db/tables.ts';
 
 /** What ingest needs of an app: looked up on every delivery, so rotation counts at once. */
 export interface WebhookClient {
@@ -264,7 +265,7 @@ export async function deleteWebhookIdsReceivedBefore(db: DbOrTrx, before: Date):
 export interface EventPrincipal {
   readonly grantId: string;
   readonly userId: string;
-  readonly role: 'user' | 'admin';
+  readonly role: UserRole;
   readonly timeZone: string;
   readonly scopes: string[];
 }

@@ -4,6 +4,7 @@ import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.
 import { runStatement } from '../../db/statement-batch.ts';
 import { recomputeRequestUpsert } from '../analytics/recompute.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
+import type { DatePage } from '../../lib/date-range.ts';
 
 export type WellnessValues = { [K in WellnessField]?: WellnessRow[K] };
 
@@ -105,15 +106,8 @@ export async function upsertWellness(
   return writtenWellnessOf(rows);
 }
 
-export interface DateWindow {
-  readonly from: string;
-  readonly to: string;
-  readonly after: string | undefined;
-  readonly limit: number;
-}
-
 /** Rows in the window, oldest first; one more than `limit` tells the caller another page exists. */
-export async function listWellness(db: DbOrTrx, userId: string, window: DateWindow): Promise<WellnessRow[]> {
+export async function listWellness(db: DbOrTrx, userId: string, window: DatePage): Promise<WellnessRow[]> {
   let query = db
     .selectFrom('wellness')
     .selectAll()
@@ -157,10 +151,6 @@ const listRecordsQuery = precompiled(
 );
 
 /** Records in the window, oldest first; one more than `limit` tells the caller another page exists. */
-export async function listWellnessRecords(
-  db: DbOrTrx,
-  userId: string,
-  window: DateWindow,
-): Promise<WellnessRecordRow[]> {
+export async function listWellnessRecords(db: DbOrTrx, userId: string, window: DatePage): Promise<WellnessRecordRow[]> {
   return runStatement(db, listRecordsQuery(db, userId, window.from, window.to, window.after ?? null, window.limit + 1));
 }
