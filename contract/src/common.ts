@@ -24,6 +24,29 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * What each scope lets an app do, in the athlete's words: the consent and
+ * settings pages show it, and the OpenAPI document's OAuth flows list it.
+ */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
+  'profile:read': 'Read your profile',
+  'profile:write': 'Update your core athlete metrics (weight, FTP)',
+  'workout:read': 'Read your workouts',
+  'workout:write': 'Upload FIT files and manage your workouts',
+  'health:read': 'Read your daily wellness metrics',
+  'health:write': 'Log daily metrics (HRV, sleep, weight)',
+  'nutrition:read': 'Read your nutrition logs',
+  'nutrition:write': 'Log calories, macros and meal items',
+  'planning:read': 'Read your planned workouts',
+  'planning:write': 'Create and change planned workouts',
+  'analysis:read': 'Read analyses such as recovery and fuel',
+  'memory:read': 'Read notes an assistant keeps for you',
+  'memory:write': 'Save notes for an assistant',
+  'recommendations:read': 'Read training recommendations',
+  'recommendations:write': 'Create training recommendations',
+  offline_access: 'Stay connected when you are not using the app',
+};
+
 /** Scope families MCP tokens may carry (specification §5.3, docs/design.md §3 "Scopes"). */
 const MCP_SCOPE_FAMILIES = [
   'profile',

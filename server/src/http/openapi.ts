@@ -1,28 +1,8 @@
-import { API_TITLE, API_VERSION, contract, type RouteMetadata, type Scope } from '@pacer/contract';
+import { API_TITLE, API_VERSION, contract, type RouteMetadata, SCOPE_DESCRIPTIONS } from '@pacer/contract';
 import { generateOpenApi } from '@ts-rest/open-api';
 import type { OpenAPIObject, OperationObject, ResponseObject, ResponsesObject, SchemaObject } from 'openapi3-ts';
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
-
-const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  'profile:read': 'Read your profile',
-  'profile:write': 'Update your core athlete metrics (weight, FTP)',
-  'workout:read': 'Read your workouts',
-  'workout:write': 'Upload FIT files and manage your workouts',
-  'health:read': 'Read your daily wellness metrics',
-  'health:write': 'Log daily metrics (HRV, sleep, weight)',
-  'nutrition:read': 'Read your nutrition logs',
-  'nutrition:write': 'Log calories, macros and meal items',
-  'planning:read': 'Read your planned workouts',
-  'planning:write': 'Create and change planned workouts',
-  'analysis:read': 'Read analyses such as recovery and fuel',
-  'memory:read': 'Read notes an assistant keeps for you',
-  'memory:write': 'Save notes for an assistant',
-  'recommendations:read': 'Read training recommendations',
-  'recommendations:write': 'Create training recommendations',
-  offline_access: 'Stay connected when you are not using the app',
-};
-export { SCOPE_DESCRIPTIONS };
 
 /**
  * zod 4 -> OpenAPI 3.0 schema via zod's own converter, so every constraint

@@ -1,7 +1,6 @@
-import type { Scope } from '@pacer/contract';
+import { type Scope, SCOPE_DESCRIPTIONS } from '@pacer/contract';
 import type { AuthorizationRequest } from '../../modules/oauth/authorization.service.ts';
 import { redirectTargetLabel } from '../../modules/oauth/redirect-uri.ts';
-import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import { html, page } from './html.ts';
 
 /** The consent page (docs/design.md §3): who asks, where you go back to, what each scope allows. */

@@ -1,4 +1,4 @@
-import { SCOPES } from '@pacer/contract';
+import { SCOPE_DESCRIPTIONS, SCOPES } from '@pacer/contract';
 import express, { type Request, type Response, Router } from 'express';
 import type { OauthClient } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
@@ -11,7 +11,6 @@ import {
   rotateWebhookSecret,
 } from '../../modules/oauth/client.service.ts';
 import type { WebhookDeps } from '../../modules/webhooks/webhook-ingest.service.ts';
-import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import type { PageDeps } from './account.pages.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
 import { html, page, type SafeHtml, sendNoSuchApp } from './html.ts';

@@ -1,3 +1,4 @@
+import { SCOPE_DESCRIPTIONS } from '@pacer/contract';
 import express, { type Request, type Response, Router } from 'express';
 import type { User } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
@@ -8,7 +9,6 @@ import {
   type ServedResources,
   surfaceOf,
 } from '../../modules/oauth/grant.service.ts';
-import { SCOPE_DESCRIPTIONS } from '../openapi.ts';
 import type { PageDeps } from './account.pages.ts';
 import { csrfTokenFor, requireCsrf } from './csrf.ts';
 import { html, page, type SafeHtml, sendNotFoundPage } from './html.ts';
