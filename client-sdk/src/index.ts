@@ -21,39 +21,8 @@ export {
   type RefreshTokensOptions,
   type TokenSet,
 } from './oauth.ts';
-export {
-  ABSORPTION_TYPES,
-  contract,
-  MEALS,
-  SCOPES,
-  WELLNESS_FIELDS,
-  type NutritionDay,
-  type NutritionItem,
-  type NutritionItemInput,
-  type NutritionLog,
-  type NutritionUpsert,
-  type Problem,
-  type Scope,
-  type WellnessRecord,
-  type WellnessUpsert,
-} from '@pacer/contract';
+// Every type of the contract, wholesale (a hand-picked list once missed some), and the values clients use.
+export type * from '@pacer/contract';
+export { ABSORPTION_TYPES, contract, FIT_MEDIA_TYPE, MEALS, SCOPES, WELLNESS_FIELDS } from '@pacer/contract';
 export { buildFitUploadForm, uploadFit, type UploadFitInput, type UploadFitTarget } from './workouts.ts';
 export { signWebhook, type SignedWebhook } from './webhooks.ts';
-export {
-  FIT_MEDIA_TYPE,
-  type Workout,
-  type WorkoutDevice,
-  type WorkoutLap,
-  type WorkoutListQuery,
-  type WorkoutStreams,
-  type Profile,
-  type ProfilePatch,
-  type PlannedStep,
-  type PlannedStructure,
-  type PlannedWorkout,
-  type PlannedWorkoutCreate,
-  type PlannedWorkoutPatch,
-  type WebhookAck,
-  type WebhookDelivery,
-  type WebhookDeliveryState,
-} from '@pacer/contract';
