@@ -146,7 +146,20 @@ async function runCall(
 
   const key = tool.annotations.readOnlyHint ? undefined : idempotencyKeyOf(request.idempotencyHeader, args);
   if (key === undefined) return execute(context, tool, args);
+  return executeIdempotently(context, tool, args, key);
+}
 
+/**
+ * A write or async tool called with an idempotency key: one unit of work
+ * (unit-of-work.ts), as a REST request with a key. The claim, the tool's
+ * writes and the stored result commit together, or none of them does.
+ */
+async function executeIdempotently(
+  context: ToolContext,
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  key: string,
+): Promise<CallToolResult> {
   // Scope (docs/design.md §3): client, user, tool and key. The arguments without the key are the fingerprint's body.
   const { idempotency_key: _key, ...fingerprinted } = args;
   const scope: IdempotencyScope = {
@@ -162,8 +175,6 @@ async function runCall(
     requestContentLength: null,
     body: { kind: 'json', body: fingerprinted },
   } as const;
-  // One unit of work (unit-of-work.ts), as a REST request with a key: the claim, the tool's
-  // writes and the stored result commit together, or none of them does.
   const unit = await openUnitOfWorkOn(context.db);
   let start: IdempotencyStart;
   try {
