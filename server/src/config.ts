@@ -99,6 +99,8 @@ const EnvSchema = z.object({
   PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),
   PACER_DCR_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(20),
   PACER_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  // Check every REST answer against the contract before sending it (the test suite does; see http/response-check.ts).
+  PACER_CHECK_RESPONSES: flag(false),
   PACER_MCP_ENABLED: flag(true),
   PACER_MCP_READ_ENABLED: flag(true),
   PACER_MCP_WRITE_ENABLED: flag(true),
@@ -151,6 +153,8 @@ export interface Config {
     readonly dcrRegistrationsPerHour: number;
   };
   readonly shutdownTimeoutMs: number;
+  /** Answers that disagree with the contract fail with 500 instead of going out (tests). */
+  readonly checkResponses: boolean;
   readonly secureCookies: boolean;
   /**
    * Key material for secrets the server must read back (webhook secrets, to
@@ -227,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dcrRegistrationsPerHour: e.PACER_DCR_RATE_LIMIT_PER_HOUR,
     },
     shutdownTimeoutMs: e.PACER_SHUTDOWN_TIMEOUT_MS,
+    checkResponses: e.PACER_CHECK_RESPONSES,
     secureCookies: baseUrl.startsWith('https://'),
     mcp: {
       enabled: e.PACER_MCP_ENABLED,

@@ -115,6 +115,8 @@ export async function startTestServer(
     PACER_LOG_LEVEL: process.env['PACER_TEST_LOG_LEVEL'] ?? 'silent',
     PACER_SHUTDOWN_TIMEOUT_MS: '2000',
     PACER_SECRET_KEY: TEST_SECRET_KEY,
+    // Every answer a test receives from a REST route has been checked against the contract.
+    PACER_CHECK_RESPONSES: 'true',
     ...env,
   });
   const runtime = await startRuntime(config, createLogger(config.logLevel, options.logDestination));

@@ -54,6 +54,8 @@ export async function startPacerProcess(
     PACER_LOG_LEVEL: role === 'worker' ? 'info' : 'warn',
     PACER_RATE_LIMIT_IP_PER_MINUTE: '0',
     PACER_SHUTDOWN_TIMEOUT_MS: '2000',
+    // As in the in-process test server: answers are checked against the contract (response-check.ts).
+    PACER_CHECK_RESPONSES: 'true',
     ...env,
   });
   const url = role === 'api' ? `http://127.0.0.1:${port}` : undefined;

@@ -35,6 +35,7 @@ import { developerPages } from './pages/developer.pages.ts';
 import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { requestContext } from './request-context.ts';
+import { checkingResponses } from './response-check.ts';
 import { sql } from 'kysely';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { developerWebhookRoutes, requireSessionApi, webhookRoutes } from '../modules/webhooks/webhooks.routes.ts';
@@ -73,9 +74,11 @@ export function createApp(deps: AppDeps): Express {
   // no mount below shares a path with it (they serve /api/oauth, /.well-known, /mcp,
   // /api/webhooks, /api/developer, /api/admin, /docs and the pages).
   const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
+  // Under test, every answer is checked against the contract on its way out (response-check.ts).
+  const checked = <T extends object>(routes: T): T => (deps.config.checkResponses ? checkingResponses(routes) : routes);
   createExpressEndpoints(
     restContract,
-    {
+    checked({
       wellness: wellnessRoutes(deps),
       nutrition: nutritionRoutes(deps),
       profile: profileRoutes(deps),
@@ -85,7 +88,7 @@ export function createApp(deps: AppDeps): Express {
       analytics: analyticsRoutes(deps),
       fuel: fuelRoutes(deps),
       recommendations: recommendationsRoutes(deps),
-    },
+    }),
     app,
     {
       logInitialization: false,
@@ -111,13 +114,13 @@ export function createApp(deps: AppDeps): Express {
   app.use(oauthRouter(deps));
 
   // Incoming webhooks: no bearer token, raw body (the route reads it), their own auth.
-  createExpressEndpoints(contract.webhooks, webhookRoutes(deps), app, {
+  createExpressEndpoints(contract.webhooks, checked(webhookRoutes(deps)), app, {
     logInitialization: false,
     responseValidation: false,
     requestValidationErrorHandler: (error, _req, _res, next) => next(error),
   });
   // The developer portal's JSON API: the portal session, not a bearer token.
-  createExpressEndpoints(contract.developer, developerWebhookRoutes(deps), app, {
+  createExpressEndpoints(contract.developer, checked(developerWebhookRoutes(deps)), app, {
     logInitialization: false,
     responseValidation: false,
     globalMiddleware: [loadSession(deps), requireSessionApi],
@@ -128,7 +131,7 @@ export function createApp(deps: AppDeps): Express {
   // Mounted on the prefix rather than as ts-rest globalMiddleware: a single-route contract types
   // the middleware's `req.query` as the parsed query, which Express's RequestHandler does not accept.
   app.use('/api/admin', loadSession(deps), requireAdmin(deps));
-  createExpressEndpoints(contract.admin, adminRoutes(deps), app, {
+  createExpressEndpoints(contract.admin, checked(adminRoutes(deps)), app, {
     logInitialization: false,
     responseValidation: false,
     requestValidationErrorHandler: (error, _req, _res, next) => next(error),
