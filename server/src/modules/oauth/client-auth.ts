@@ -43,6 +43,16 @@ export interface AuthenticateClientOptions {
   readonly allowPublic: boolean;
 }
 
+/**
+ * Whether a confidential client presented its own secret: compared as
+ * SHA-256 hashes (only the hash is stored), in constant time. The one secret
+ * check of both client authentication paths (this module's and the token
+ * endpoint's, token-endpoint.service.ts).
+ */
+export function clientSecretMatches(client: OauthClient, secret: string | undefined): boolean {
+  return !!secret && !!client.clientSecretHash && safeEqual(sha256Hex(secret), client.clientSecretHash);
+}
+
 /** The calling client, or a 401 `invalid_client`. Secrets are compared by hash in constant time. */
 export async function authenticateClient(
   db: DbOrTrx,
@@ -57,7 +67,6 @@ export async function authenticateClient(
     if (!options.allowPublic || credentials.clientSecret !== undefined) throw refuse();
     return client;
   }
-  const secret = credentials.clientSecret;
-  if (!secret || !client.clientSecretHash || !safeEqual(sha256Hex(secret), client.clientSecretHash)) throw refuse();
+  if (!clientSecretMatches(client, credentials.clientSecret)) throw refuse();
   return client;
 }

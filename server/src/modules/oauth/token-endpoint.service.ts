@@ -12,13 +12,13 @@ import OAuth2Server, {
 } from '@node-oauth/oauth2-server';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { generateSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
+import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import {
   consumeAuthorizationCode,
   findAuthorizationCodeByHash,
   linkAuthorizationCodeToGrant,
 } from './authorization.repository.ts';
-import { readClientCredentials } from './client-auth.ts';
+import { clientSecretMatches, readClientCredentials } from './client-auth.ts';
 import { findClientByClientId } from './client.repository.ts';
 import { OAuthProtocolError } from './oauth-errors.ts';
 import { normalizeResource } from './resource.ts';
@@ -89,11 +89,7 @@ function createModel(db: Db, config: Config) {
       if (!client || client.kind === 'developer') return undefined;
       if (client.isPublic) {
         if (clientSecret) return undefined;
-      } else if (
-        !clientSecret ||
-        !client.clientSecretHash ||
-        !safeEqual(sha256Hex(clientSecret), client.clientSecretHash)
-      ) {
+      } else if (!clientSecretMatches(client, clientSecret)) {
         return undefined;
       }
       return {
