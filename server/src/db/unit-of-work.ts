@@ -50,14 +50,14 @@ export async function openUnitOfWork(pool: pg.Pool): Promise<UnitOfWork> {
     throw error;
   }
   const unit: OpenUnit = { pool, client, savepoints: [], nextSavepoint: 0, closed: false };
-  const close = (destroy?: Error) => {
-    unit.closed = true;
-    client.release(destroy);
-  };
+  const close = (destroy?: Error) => client.release(destroy);
   return {
     run: (work) => current.run(unit, work),
     async commit() {
       if (unit.closed) throw new Error('unit of work already closed');
+      // Closed from here on: a query its context still makes goes to the pool, never onto this
+      // connection behind the COMMIT (it would run outside the transaction, or after the release).
+      unit.closed = true;
       let result: pg.QueryResult;
       try {
         result = await client.query('commit');
@@ -72,6 +72,7 @@ export async function openUnitOfWork(pool: pg.Pool): Promise<UnitOfWork> {
     },
     async rollback() {
       if (unit.closed) return;
+      unit.closed = true;
       try {
         await client.query('rollback');
         close();
