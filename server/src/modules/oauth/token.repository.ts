@@ -127,8 +127,9 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
  *
  * Its commit does not wait for the WAL to reach disk (`synchronous_commit`
  * off for this statement's own transaction only): it writes nothing but
- * rate-limit counters, which a PostgreSQL crash may set back by the last
- * few milliseconds of hits without harm, and the flush was a disk wait on
+ * rate-limit counters, which a PostgreSQL crash may set back by the hits
+ * of its last fraction of a second (up to 3 × `wal_writer_delay`, 600 ms by
+ * default) without harm, and the flush was a disk wait on
  * every request. It always runs alone in its transaction, on a pool
  * connection (`runStatement` outside any transaction or unit of work), so
  * no other write shares the relaxed commit.
