@@ -21,6 +21,60 @@ export default tseslint.config(
     },
   },
   {
+    // Layers (docs/design.md §2): a module (services, repositories, models, workers)
+    // knows nothing of the transports above it or of the process wiring.
+    files: ['server/src/modules/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(http|mcp|cli|tools)/|(^|/)(runtime|job-handlers|main)\\.ts$',
+              message:
+                'modules/ sit below the transports: move HTTP- or MCP-shaped code to http/ or mcp/, wiring beside runtime.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The foundations (database, queue, helpers) sit below the modules.
+    files: ['server/src/db/**/*.ts', 'server/src/lib/**/*.ts', 'server/src/queue/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(modules|http|mcp|cli|tools)/|(^|/)(runtime|job-handlers|main)\\.ts$',
+              message:
+                'db/, lib/ and queue/ sit below the modules: pass what they need in, or move the wiring beside runtime.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The contract imports nothing of ours; the SDK imports the contract only.
+    files: ['contract/src/**/*.ts', 'client-sdk/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(server|client-sdk)/|^@pacer/(server|client-sdk)$',
+              message: 'contract/ imports nothing of ours and client-sdk/ only the contract (docs/design.md §2).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Migrations are frozen in time and typed against Kysely<any> (Kysely's own advice).
     files: ['migrations/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -10,7 +10,7 @@ import { type Drainer, trackConnections } from './http/drain.ts';
 import type { Logger } from './logger.ts';
 import { StartupError } from './startup-error.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
-import { jobHandlers } from './queue/handlers.ts';
+import { jobHandlers } from './job-handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
 import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';

@@ -141,3 +141,16 @@ export async function appendRedirectUris(db: DbOrTrx, id: string, uris: readonly
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+export async function updateWebhookSecret(
+  db: DbOrTrx,
+  id: string,
+  secret: { readonly hash: string; readonly sealed: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('oauthClients')
+    .set({ webhookSecretHash: secret.hash, webhookSecretSealed: secret.sealed, updatedAt: new Date() })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -14,10 +14,10 @@ import {
   listClients,
   listClientsOwnedBy,
   updateClientSecretHash,
+  updateWebhookSecret,
 } from './client.repository.ts';
 import { redirectUriProblem } from './redirect-uri.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
-import { updateWebhookSecret } from '../webhooks/webhooks.repository.ts';
 
 export interface CreateAppOptions {
   readonly name: string;

@@ -20,19 +20,6 @@ export async function findWebhookClient(db: DbOrTrx, clientId: string): Promise<
     .executeTakeFirst();
 }
 
-export async function updateWebhookSecret(
-  db: DbOrTrx,
-  id: string,
-  secret: { readonly hash: string; readonly sealed: string },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('oauthClients')
-    .set({ webhookSecretHash: secret.hash, webhookSecretSealed: secret.sealed, updatedAt: new Date() })
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
 export async function insertDelivery(
   db: DbOrTrx,
   delivery: Insertable<WebhookDeliveriesTable>,

@@ -7,7 +7,6 @@ import { findUserById } from '../accounts/user.repository.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
 import type { DecodedActivity } from './fit-activity.ts';
 import { FitDecoderError, type FitDecoderPool } from './fit-decoder.pool.ts';
-import type { FitUpload } from './fit-upload.middleware.ts';
 import { trainingStressScore } from './power-metrics.ts';
 import { downsampleStreams, type StoredStreams } from './workout-streams.ts';
 import {
@@ -27,6 +26,17 @@ import {
 import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+
+/** A FIT upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
+export interface FitUpload {
+  readonly bytes: Buffer;
+  /** SHA-256 of `bytes`, lowercase hex, computed while the body streamed in. */
+  readonly sha256: string;
+  readonly fileName: string | null;
+  /** Absent when the form did not send a (non-empty) `name`. */
+  readonly name: string | undefined;
+  readonly metadata: Record<string, unknown> | undefined;
+}
 
 export interface WorkoutsDeps extends AnalyticsInputDeps {
   readonly db: Db;

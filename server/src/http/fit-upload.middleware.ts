@@ -2,18 +2,8 @@ import { createHash } from 'node:crypto';
 import { WORKOUT_METADATA_MAX_BYTES, WORKOUT_NAME_MAX } from '@pacer/contract';
 import busboy from 'busboy';
 import type { RequestHandler } from 'express';
-import { AppError, type FieldError } from '../../errors.ts';
-
-/** The upload as the route's middleware parsed it, handed to the handler in `res.locals.fitUpload`. */
-export interface FitUpload {
-  readonly bytes: Buffer;
-  /** SHA-256 of `bytes`, lowercase hex, computed while the body streamed in. */
-  readonly sha256: string;
-  readonly fileName: string | null;
-  /** Absent when the form did not send a (non-empty) `name`. */
-  readonly name: string | undefined;
-  readonly metadata: Record<string, unknown> | undefined;
-}
+import { AppError, type FieldError } from '../errors.ts';
+import type { FitUpload } from '../modules/workouts/workouts.service.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point

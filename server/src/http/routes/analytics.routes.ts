@@ -1,8 +1,8 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
-import { getRecoveryPage, getTrainingLoad } from './analytics.service.ts';
+import { principalOf } from '../bearer-auth.ts';
+import { getRecoveryPage, getTrainingLoad } from '../../modules/analytics/analytics.service.ts';
 
 const s = initServer();
 

@@ -1,15 +1,15 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
+import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
+import { principalOf } from '../bearer-auth.ts';
 import {
   createPlannedWorkout,
   getPlannedWorkout,
   listPlannedWorkoutPage,
   patchPlannedWorkout,
   removePlannedWorkout,
-} from './planned-workouts.service.ts';
+} from '../../modules/planned-workouts/planned-workouts.service.ts';
 
 const s = initServer();
 

@@ -1,9 +1,9 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
-import { listWellnessDays, upsertWellnessDay } from './wellness.service.ts';
+import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
+import { principalOf } from '../bearer-auth.ts';
+import { listWellnessDays, upsertWellnessDay } from '../../modules/wellness/wellness.service.ts';
 
 const s = initServer();
 

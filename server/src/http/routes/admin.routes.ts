@@ -2,7 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { getMcpStats } from './mcp-stats.service.ts';
+import { getMcpStats } from '../../modules/mcp-audit/mcp-stats.service.ts';
 
 const s = initServer();
 

@@ -1,8 +1,8 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
-import { getReport, listReportPage } from './reports.service.ts';
+import { principalOf } from '../bearer-auth.ts';
+import { getReport, listReportPage } from '../../modules/reports/reports.service.ts';
 
 const s = initServer();
 

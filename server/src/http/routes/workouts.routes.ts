@@ -3,9 +3,9 @@ import { initServer } from '@ts-rest/express';
 import type { Config } from '../../config.ts';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
-import { sharedFitDecoderPool, type FitDecoderPool } from './fit-decoder.pool.ts';
-import { parseFitUpload, type FitUpload } from './fit-upload.middleware.ts';
+import { principalOf } from '../bearer-auth.ts';
+import { sharedFitDecoderPool, type FitDecoderPool } from '../../modules/workouts/fit-decoder.pool.ts';
+import { parseFitUpload } from '../fit-upload.middleware.ts';
 import {
   getWorkout,
   getWorkoutFile,
@@ -13,7 +13,8 @@ import {
   listWorkoutPage,
   removeWorkout,
   uploadFitWorkout,
-} from './workouts.service.ts';
+  type FitUpload,
+} from '../../modules/workouts/workouts.service.ts';
 
 const s = initServer();
 

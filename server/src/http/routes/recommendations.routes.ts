@@ -1,9 +1,13 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
-import { acceptRecommendation, dismissRecommendation, listRecommendationsOf } from './recommendations.service.ts';
+import { principalOf } from '../bearer-auth.ts';
+import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
+import {
+  acceptRecommendation,
+  dismissRecommendation,
+  listRecommendationsOf,
+} from '../../modules/recommendations/recommendations.service.ts';
 
 const s = initServer();
 

@@ -1,8 +1,8 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../../http/bearer-auth.ts';
-import { getFuelTimeline, getPlannedWorkoutFuel } from './fuel.service.ts';
+import { principalOf } from '../bearer-auth.ts';
+import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/fuel/fuel.service.ts';
 
 const s = initServer();
 
