@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { WORKOUT_METADATA_MAX_BYTES, WORKOUT_NAME_MAX } from '@pacer/contract';
 import busboy from 'busboy';
-import type { RequestHandler } from 'express';
+import type { Readable } from 'node:stream';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, type FieldError } from '../errors.ts';
 import type { FitUpload } from '../modules/workouts/workouts.service.ts';
 
@@ -90,42 +91,49 @@ export function parseFitUpload(options: FitUploadOptions): RequestHandler {
       );
       return;
     }
-    const hash = createHash('sha256');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let fileName: string | null = null;
-    let sawFile = false;
-    let finished = false;
-    const texts = new Map<string, string>();
-    const problems: FieldError[] = [];
+    new UploadReader(req, res, next, maxBytes).start();
+  };
+}
 
-    function fail(error: AppError): void {
-      if (finished) return;
-      finished = true;
-      chunks.length = 0;
-      req.unpipe();
-      // Read and discard whatever is still coming, and close the connection
-      // after the answer so the rest of a large body is not drained.
-      req.resume();
-      next(new AppError(error.code, error.message, { errors: error.errors, headers: { Connection: 'close' } }));
-    }
+/** One upload's parse: what has streamed in so far, and how it ends (once). */
+class UploadReader {
+  private readonly hash = createHash('sha256');
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private fileName: string | null = null;
+  private sawFile = false;
+  private finished = false;
+  private readonly texts = new Map<string, string>();
+  private readonly problems: FieldError[] = [];
 
-    const declaredLength = Number(req.headers['content-length']);
-    if (Number.isFinite(declaredLength) && declaredLength > maxBytes + FORM_OVERHEAD_BYTES) {
+  private readonly req: Request;
+  private readonly res: Response;
+  private readonly next: NextFunction;
+  private readonly maxBytes: number;
+
+  constructor(req: Request, res: Response, next: NextFunction, maxBytes: number) {
+    this.req = req;
+    this.res = res;
+    this.next = next;
+    this.maxBytes = maxBytes;
+  }
+
+  start(): void {
+    const declaredLength = Number(this.req.headers['content-length']);
+    if (Number.isFinite(declaredLength) && declaredLength > this.maxBytes + FORM_OVERHEAD_BYTES) {
       // Refused before a byte is read; the connection closes rather than drain the body.
-      fail(tooLarge(maxBytes));
+      this.fail(tooLarge(this.maxBytes));
       return;
     }
-
     let parser: busboy.Busboy;
     try {
       parser = busboy({
-        headers: req.headers,
+        headers: this.req.headers,
         // File names as browsers and fetch send them: UTF-8 (busboy's default is latin1).
         defParamCharset: 'utf8',
         // Busboy reports a limit when a part reaches it: one byte over ours.
         limits: {
-          fileSize: maxBytes + 1,
+          fileSize: this.maxBytes + 1,
           fieldSize: WORKOUT_METADATA_MAX_BYTES + 1,
           files: 1,
           fields: 8,
@@ -133,88 +141,104 @@ export function parseFitUpload(options: FitUploadOptions): RequestHandler {
         },
       });
     } catch (error) {
-      next(
+      this.next(
         AppError.validation('', `the multipart body cannot be parsed: ${error instanceof Error ? error.message : ''}`),
       );
       return;
     }
-
-    parser.on('file', (field, stream, info) => {
-      if (field !== 'file') {
-        problems.push({ path: field, message: 'unknown field: send the FIT file as `file`' });
-        stream.resume();
-        return;
-      }
-      sawFile = true;
-      fileName = info.filename ?? null;
-      stream.on('data', (chunk: Buffer) => {
-        if (finished) return;
-        hash.update(chunk);
-        chunks.push(chunk);
-        size += chunk.length;
-      });
-      stream.on('limit', () => fail(tooLarge(maxBytes)));
-    });
-    parser.on('field', (field, value, info) => {
-      if (!TEXT_FIELDS.has(field)) {
-        problems.push({ path: field, message: 'unknown field (the form takes `file`, `name` and `metadata`)' });
-        return;
-      }
-      if (info.valueTruncated) {
-        const limit = field === 'metadata' ? `${WORKOUT_METADATA_MAX_BYTES} bytes` : `${WORKOUT_NAME_MAX} characters`;
-        fail(
-          new AppError('payload_too_large', `\`${field}\` is longer than ${limit}.`, {
-            errors: [{ path: field, message: `longer than ${limit}` }],
-          }),
-        );
-        return;
-      }
-      texts.set(field, value);
-    });
-    parser.on('filesLimit', () => problems.push({ path: 'file', message: 'send exactly one file' }));
-    parser.on('fieldsLimit', () => problems.push({ path: '', message: 'too many form fields' }));
-    parser.on('partsLimit', () => problems.push({ path: '', message: 'too many form parts' }));
+    parser.on('file', (field, stream, info) => this.onFile(field, stream, info.filename));
+    parser.on('field', (field, value, info) => this.onField(field, value, info.valueTruncated));
+    parser.on('filesLimit', () => this.problems.push({ path: 'file', message: 'send exactly one file' }));
+    parser.on('fieldsLimit', () => this.problems.push({ path: '', message: 'too many form fields' }));
+    parser.on('partsLimit', () => this.problems.push({ path: '', message: 'too many form parts' }));
     parser.on('error', (error: Error) => {
-      fail(AppError.validation('', `the multipart body is malformed: ${error.message}`));
+      this.fail(AppError.validation('', `the multipart body is malformed: ${error.message}`));
     });
-    parser.on('close', () => {
-      if (finished) return;
-      if (!sawFile) problems.push({ path: 'file', message: 'required: the FIT file as a file part named `file`' });
-      const name = texts.has('name') ? unwrapJsonString(texts.get('name') as string).trim() : '';
-      const rawMetadata = texts.get('metadata')?.trim() ?? '';
-      let metadata: Record<string, unknown> | undefined;
-      if (rawMetadata !== '') {
-        const parsed = parseMetadata(rawMetadata);
-        if (parsed.ok) metadata = parsed.value;
-        else problems.push(parsed.error);
-      }
-      if (problems.length > 0) {
-        finished = true;
-        const summary = problems.map((problem) => (problem.path ? `${problem.path}: ` : '') + problem.message);
-        next(new AppError('validation_failed', summary.join('; '), { errors: problems }));
-        return;
-      }
-      finished = true;
-      const upload: FitUpload = {
-        bytes: Buffer.concat(chunks, size),
-        sha256: hash.digest('hex'),
-        fileName,
-        // An empty text field is what a browser form sends for a blank input: not given.
-        name: name === '' ? undefined : name,
-        metadata,
-      };
-      res.locals.fitUpload = upload;
-      // Read by the Idempotency-Key middleware's stored fingerprint.
-      res.locals.uploadSha256 = upload.sha256;
-      // What ts-rest validates against the contract. `file` is a stand-in: the
-      // bytes travel in res.locals, ts-rest's handler types have no file field.
-      req.body = {
-        file: { name: fileName, size, sha256: upload.sha256 },
-        ...(upload.name === undefined ? {} : { name: upload.name }),
-        ...(metadata ? { metadata } : {}),
-      };
-      next();
+    parser.on('close', () => this.onClose());
+    this.req.pipe(parser);
+  }
+
+  private fail(error: AppError): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.chunks.length = 0;
+    this.req.unpipe();
+    // Read and discard whatever is still coming, and close the connection
+    // after the answer so the rest of a large body is not drained.
+    this.req.resume();
+    this.next(new AppError(error.code, error.message, { errors: error.errors, headers: { Connection: 'close' } }));
+  }
+
+  private onFile(field: string, stream: Readable, filename: string | undefined): void {
+    if (field !== 'file') {
+      this.problems.push({ path: field, message: 'unknown field: send the FIT file as `file`' });
+      stream.resume();
+      return;
+    }
+    this.sawFile = true;
+    this.fileName = filename ?? null;
+    stream.on('data', (chunk: Buffer) => {
+      if (this.finished) return;
+      this.hash.update(chunk);
+      this.chunks.push(chunk);
+      this.size += chunk.length;
     });
-    req.pipe(parser);
-  };
+    stream.on('limit', () => this.fail(tooLarge(this.maxBytes)));
+  }
+
+  private onField(field: string, value: string, truncated: boolean): void {
+    if (!TEXT_FIELDS.has(field)) {
+      this.problems.push({ path: field, message: 'unknown field (the form takes `file`, `name` and `metadata`)' });
+      return;
+    }
+    if (truncated) {
+      const limit = field === 'metadata' ? `${WORKOUT_METADATA_MAX_BYTES} bytes` : `${WORKOUT_NAME_MAX} characters`;
+      this.fail(
+        new AppError('payload_too_large', `\`${field}\` is longer than ${limit}.`, {
+          errors: [{ path: field, message: `longer than ${limit}` }],
+        }),
+      );
+      return;
+    }
+    this.texts.set(field, value);
+  }
+
+  private onClose(): void {
+    if (this.finished) return;
+    if (!this.sawFile)
+      this.problems.push({ path: 'file', message: 'required: the FIT file as a file part named `file`' });
+    const name = this.texts.has('name') ? unwrapJsonString(this.texts.get('name') as string).trim() : '';
+    const rawMetadata = this.texts.get('metadata')?.trim() ?? '';
+    let metadata: Record<string, unknown> | undefined;
+    if (rawMetadata !== '') {
+      const parsed = parseMetadata(rawMetadata);
+      if (parsed.ok) metadata = parsed.value;
+      else this.problems.push(parsed.error);
+    }
+    this.finished = true;
+    if (this.problems.length > 0) {
+      const summary = this.problems.map((problem) => (problem.path ? `${problem.path}: ` : '') + problem.message);
+      this.next(new AppError('validation_failed', summary.join('; '), { errors: this.problems }));
+      return;
+    }
+    const upload: FitUpload = {
+      bytes: Buffer.concat(this.chunks, this.size),
+      sha256: this.hash.digest('hex'),
+      fileName: this.fileName,
+      // An empty text field is what a browser form sends for a blank input: not given.
+      name: name === '' ? undefined : name,
+      metadata,
+    };
+    this.res.locals.fitUpload = upload;
+    // Read by the Idempotency-Key middleware's stored fingerprint.
+    this.res.locals.uploadSha256 = upload.sha256;
+    // What ts-rest validates against the contract. `file` is a stand-in: the
+    // bytes travel in res.locals, ts-rest's handler types have no file field.
+    this.req.body = {
+      file: { name: this.fileName, size: this.size, sha256: upload.sha256 },
+      ...(upload.name === undefined ? {} : { name: upload.name }),
+      ...(metadata ? { metadata } : {}),
+    };
+    this.next();
+  }
 }
