@@ -36,3 +36,26 @@ export function decodeCursor<T>(cursor: string, read: (fields: Readonly<Record<s
   }
   return position;
 }
+
+/** One page of a keyset list, as every list answers it. */
+export interface KeysetPage<T> {
+  readonly items: T[];
+  /** Where the next page starts, or `null` on the last page. */
+  readonly nextCursor: string | null;
+}
+
+/**
+ * The page out of `rows`, which the repository read with `limit + 1`: the
+ * extra row is never shown, it only says that a next page exists. The cursor
+ * is the position of the last row shown.
+ */
+export function keysetPage<R, T>(
+  rows: readonly R[],
+  limit: number,
+  toItem: (row: R) => T,
+  cursorOf: (last: R) => string,
+): KeysetPage<T> {
+  const shown = rows.length > limit ? rows.slice(0, limit) : rows;
+  const last = shown.at(-1);
+  return { items: shown.map(toItem), nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
+}

@@ -1,3 +1,4 @@
+import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import {
   RECOVERY_COMPONENTS,
   type DateRangeQuery,
@@ -131,10 +132,13 @@ export async function getRecoveryPage(
   db: Db,
   principal: TokenPrincipal,
   query: DateRangeQuery,
-): Promise<{ items: RecoveryDayBody[]; nextCursor: string | null }> {
+): Promise<KeysetPage<RecoveryDayBody>> {
   const page = resolveDatePage(query, principal.timeZone);
   const rows = await listRecovery(db, principal.userId, page);
-  const items = rows.slice(0, page.limit).map((row) => row as unknown as RecoveryDayBody);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > page.limit && last ? encodeDateCursor(last.date) : null };
+  return keysetPage(
+    rows,
+    page.limit,
+    (row) => row as unknown as RecoveryDayBody,
+    (last) => encodeDateCursor(last.date),
+  );
 }

@@ -1,3 +1,4 @@
+import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import {
   MAX_ITEMS_PER_DAY,
   type DateRangeQuery,
@@ -140,14 +141,12 @@ export async function listNutritionDays(
   db: Db,
   principal: TokenPrincipal,
   query: DateRangeQuery,
-): Promise<{ items: NutritionDay[]; nextCursor: string | null }> {
+): Promise<KeysetPage<NutritionDay>> {
   const page = resolveDatePage(query, principal.timeZone);
   const dates = await listNutritionDates(db, principal.userId, page);
-  const pageDates = dates.slice(0, page.limit);
-  const { logs, items } = await findNutritionLogs(db, principal.userId, pageDates);
-  const days = pageDates.map((date) => mergeDay(date, logs, items));
-  const last = pageDates.at(-1);
-  return { items: days, nextCursor: dates.length > page.limit && last ? encodeDateCursor(last) : null };
+  const shown = keysetPage(dates, page.limit, (date) => date, encodeDateCursor);
+  const { logs, items } = await findNutritionLogs(db, principal.userId, shown.items);
+  return { items: shown.items.map((date) => mergeDay(date, logs, items)), nextCursor: shown.nextCursor };
 }
 
 function mergeDay(date: string, logs: readonly NutritionLogRow[], items: readonly NutritionItemRow[]): NutritionDay {

@@ -1,3 +1,4 @@
+import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import type {
   PlannedStructure,
   PlannedWorkout,
@@ -113,7 +114,7 @@ export async function listPlannedWorkoutPage(
   db: Db,
   principal: TokenPrincipal,
   query: PlannedWorkoutListQuery,
-): Promise<{ items: PlannedWorkout[]; nextCursor: string | null }> {
+): Promise<KeysetPage<PlannedWorkout>> {
   const { cursor, ...range } = query;
   const page = resolveDatePage(
     range.from === undefined && range.to === undefined
@@ -127,15 +128,9 @@ export async function listPlannedWorkoutPage(
     after: cursor === undefined ? undefined : decodePlannedWorkoutCursor(cursor),
     limit: page.limit,
   });
-  const shown = rows.slice(0, page.limit);
-  const last = shown.at(-1);
-  return {
-    items: shown.map(toPlannedWorkout),
-    nextCursor:
-      rows.length > page.limit && last
-        ? encodePlannedWorkoutCursor({ date: last.date, time: last.timeOfDay ?? '', id: last.id })
-        : null,
-  };
+  return keysetPage(rows, page.limit, toPlannedWorkout, (last) =>
+    encodePlannedWorkoutCursor({ date: last.date, time: last.timeOfDay ?? '', id: last.id }),
+  );
 }
 
 export function toPlannedWorkout(row: PlannedWorkoutRow): PlannedWorkout {

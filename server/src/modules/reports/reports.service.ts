@@ -2,7 +2,7 @@ import type { Report, ReportListQuery, ReportPage, ReportSummary } from '@pacer/
 import type { Db } from '../../db/database.ts';
 import type { ReportRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
+import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage } from '../../lib/cursor.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
 import { findUserReport, listUserReports, type ReportSummaryRow } from './reports.repository.ts';
 
@@ -33,12 +33,7 @@ export async function listReportPage(db: Db, principal: TokenPrincipal, query: R
     before: query.cursor === undefined ? undefined : decodeReportCursor(query.cursor),
     limit: query.limit,
   });
-  const shown = rows.slice(0, query.limit);
-  const last = shown.at(-1);
-  return {
-    items: shown.map(toReportSummary),
-    nextCursor: rows.length > query.limit && last ? encodeReportCursor(last) : null,
-  };
+  return keysetPage(rows, query.limit, toReportSummary, encodeReportCursor);
 }
 
 /**

@@ -12,7 +12,7 @@ import {
   type ListedDelivery,
   requeueDelivery,
 } from './webhooks.repository.ts';
-import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
+import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage } from '../../lib/cursor.ts';
 
 /** States a developer may replay from: settled, and the secret matched (a `rejected` one never is). */
 export const REPLAYABLE_STATES = ['processed', 'failed', 'ignored', 'dead_letter'] as const;
@@ -106,11 +106,8 @@ export async function listAppDeliveries(
     before: query.cursor === undefined ? undefined : decodeDeliveryCursor(query.cursor),
     limit: query.limit,
   });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
   return {
-    items: page.map(toWebhookDelivery),
-    nextCursor: rows.length > query.limit && last ? encodeDeliveryCursor(last) : null,
+    ...keysetPage(rows, query.limit, toWebhookDelivery, encodeDeliveryCursor),
     counts: await countDeliveriesByState(deps.db, client.clientId),
   };
 }

@@ -1,4 +1,5 @@
 import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type WellnessUpsert } from '@pacer/contract';
+import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import type { Db } from '../../db/database.ts';
 import { runAtomically } from '../../db/statement-batch.ts';
 import { type AnalyticsInputDeps, recomputeJobStatement } from '../analytics/recompute-request.ts';
@@ -49,13 +50,16 @@ export async function listWellnessDays(
   db: Db,
   principal: TokenPrincipal,
   query: DateRangeQuery,
-): Promise<{ items: WellnessRecord[]; nextCursor: string | null }> {
+): Promise<KeysetPage<WellnessRecord>> {
   const page = resolveDatePage(query, principal.timeZone);
   // The repository reads the days as records already (see listWellnessRecords).
   const rows: WellnessRecord[] = await listWellnessRecords(db, principal.userId, page);
-  const items = rows.length > page.limit ? rows.slice(0, page.limit) : rows;
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > page.limit && last ? encodeDateCursor(last.date) : null };
+  return keysetPage(
+    rows,
+    page.limit,
+    (row) => row,
+    (last) => encodeDateCursor(last.date),
+  );
 }
 
 /** Every key of a record, in its order: records built from it share one object shape. */

@@ -23,7 +23,7 @@ import {
   type WorkoutRelabel,
   type WorkoutWithDuplicate,
 } from './workouts.repository.ts';
-import { decodeCursor, encodeCursor, UUID_PATTERN } from '../../lib/cursor.ts';
+import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
 
@@ -213,8 +213,8 @@ export async function getWorkout(db: Db, principal: TokenPrincipal, id: string):
 }
 
 /** Keyset cursor: the (startTime, id) of the last workout of the previous page. */
-function encodeWorkoutCursor(workout: Workout): string {
-  return encodeCursor({ t: workout.startTime, i: workout.id });
+function encodeWorkoutCursor(row: { readonly startTime: Date; readonly id: string }): string {
+  return encodeCursor({ t: row.startTime.toISOString(), i: row.id });
 }
 
 function decodeWorkoutCursor(cursor: string): { startTime: Date; id: string } {
@@ -233,7 +233,7 @@ export async function listWorkoutPage(
   db: Db,
   principal: TokenPrincipal,
   query: WorkoutListQuery,
-): Promise<{ items: Workout[]; nextCursor: string | null }> {
+): Promise<KeysetPage<Workout>> {
   const page = resolveDatePage({ ...query, cursor: undefined }, principal.timeZone);
   const before = query.cursor === undefined ? undefined : decodeWorkoutCursor(query.cursor);
   const rows = await listWorkouts(db, principal.userId, {
@@ -243,9 +243,7 @@ export async function listWorkoutPage(
     before,
     limit: page.limit,
   });
-  const items = rows.slice(0, page.limit).map(toWorkout);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > page.limit && last ? encodeWorkoutCursor(last) : null };
+  return keysetPage(rows, page.limit, toWorkout, encodeWorkoutCursor);
 }
 
 export interface WorkoutFileDownload {
