@@ -1,12 +1,31 @@
 import { z } from 'zod';
 import { defineQueue } from './queue-definition.ts';
 
+/** An hourly maintenance job: one at a time, retried a few times, polled slowly (it is scheduled, not urgent). */
+const SCHEDULED_JOB = {
+  options: { retryLimit: 3, retryBackoff: true, expireInSeconds: 300, notify: true },
+  work: { batchSize: 1, pollingIntervalSeconds: 30 },
+} as const;
+
+/** A dead-letter queue: its handler only marks the row failed, so it retries often and works in batches. */
+const DEAD_LETTER_JOB = {
+  options: { retryLimit: 10, retryBackoff: true, expireInSeconds: 60, notify: true },
+  work: { batchSize: 10, pollingIntervalSeconds: 5 },
+} as const;
+
+/** The busy queues: batches settled job by job, woken by NOTIFY, with a slow poll as a backstop. */
+const BATCHED_WORK = {
+  perJobResults: true,
+  includeMetadata: true,
+  pollingIntervalSeconds: 2,
+  notifyPollingIntervalSeconds: 5,
+} as const;
+
 /** Deletes sessions and tokens that expired more than `graceDays` ago. */
 export const purgeExpiredQueue = defineQueue({
   name: 'maintenance.purge-expired',
   payload: z.strictObject({ graceDays: z.number().int().min(0).max(365).default(1) }),
-  options: { retryLimit: 3, retryBackoff: true, expireInSeconds: 300, notify: true },
-  work: { batchSize: 1, pollingIntervalSeconds: 30 },
+  ...SCHEDULED_JOB,
 });
 
 /**
@@ -17,8 +36,7 @@ export const purgeExpiredQueue = defineQueue({
 export const webhookDeadLetterQueue = defineQueue({
   name: 'webhooks.dead-letter',
   payload: z.strictObject({ deliveryId: z.uuid() }),
-  options: { retryLimit: 10, retryBackoff: true, expireInSeconds: 60, notify: true },
-  work: { batchSize: 10, pollingIntervalSeconds: 5 },
+  ...DEAD_LETTER_JOB,
 });
 
 /**
@@ -41,11 +59,8 @@ export const webhookDeliveryQueue = defineQueue({
     deadLetter: webhookDeadLetterQueue.name,
   },
   work: {
+    ...BATCHED_WORK,
     batchSize: 25,
-    perJobResults: true,
-    includeMetadata: true,
-    pollingIntervalSeconds: 2,
-    notifyPollingIntervalSeconds: 5,
     burstWhenBatchFull: true,
   },
 });
@@ -54,16 +69,14 @@ export const webhookDeliveryQueue = defineQueue({
 export const purgeWebhooksQueue = defineQueue({
   name: 'maintenance.purge-webhooks',
   payload: z.strictObject({}),
-  options: { retryLimit: 3, retryBackoff: true, expireInSeconds: 300, notify: true },
-  work: { batchSize: 1, pollingIntervalSeconds: 30 },
+  ...SCHEDULED_JOB,
 });
 
 /** Async jobs pg-boss gave up on (a worker that kept dying): the handler marks the job `failed`. */
 export const asyncJobDeadLetterQueue = defineQueue({
   name: 'jobs.dead-letter',
   payload: z.strictObject({ jobId: z.uuid() }),
-  options: { retryLimit: 10, retryBackoff: true, expireInSeconds: 60, notify: true },
-  work: { batchSize: 10, pollingIntervalSeconds: 5 },
+  ...DEAD_LETTER_JOB,
 });
 
 /**
@@ -86,11 +99,8 @@ export const asyncJobQueue = defineQueue({
     deadLetter: asyncJobDeadLetterQueue.name,
   },
   work: {
+    ...BATCHED_WORK,
     batchSize: 4,
-    perJobResults: true,
-    includeMetadata: true,
-    pollingIntervalSeconds: 2,
-    notifyPollingIntervalSeconds: 5,
     // A backlog (after a restart, or once calls stop arriving) is worked batch after batch, not one per poll.
     burstWhenBatchFull: true,
   },
@@ -119,11 +129,8 @@ export const analyticsRecomputeQueue = defineQueue({
     notify: true,
   },
   work: {
+    ...BATCHED_WORK,
     batchSize: 4,
-    perJobResults: true,
-    includeMetadata: true,
-    pollingIntervalSeconds: 2,
-    notifyPollingIntervalSeconds: 5,
     burstWhenBatchFull: true,
   },
 });
@@ -132,8 +139,7 @@ export const analyticsRecomputeQueue = defineQueue({
 export const analyticsRolloverQueue = defineQueue({
   name: 'analytics.rollover',
   payload: z.strictObject({}),
-  options: { retryLimit: 3, retryBackoff: true, expireInSeconds: 300, notify: true },
-  work: { batchSize: 1, pollingIntervalSeconds: 30 },
+  ...SCHEDULED_JOB,
 });
 
 /** Every queue this build knows; each is created at start-up (a dead-letter queue before its source). */
