@@ -340,20 +340,31 @@ function insufficientExplanation(available: readonly RecoveryComponentName[]): s
   return 'Not enough data for a score yet: besides HRV or resting heart rate it needs sleep, a check-in or training load today.';
 }
 
+/**
+ * The athlete's normal range around a baseline: mean ± HRV_NORMAL_RANGE_SD
+ * standard deviations, the deviation floored (`sdUsed`) so a very steady
+ * baseline does not make every small change look abnormal. `null` until the
+ * baseline has a mean and a deviation.
+ */
+function normalRange(
+  baseline: { readonly mean: number | null; readonly sd: number | null; readonly count: number },
+  sdUsed: number | null,
+): { mean: number; sd: number; low: number; high: number; days: number } | null {
+  if (baseline.mean === null || baseline.sd === null || sdUsed === null) return null;
+  return {
+    mean: baseline.mean,
+    sd: baseline.sd,
+    low: baseline.mean - HRV_NORMAL_RANGE_SD * sdUsed,
+    high: baseline.mean + HRV_NORMAL_RANGE_SD * sdUsed,
+    days: baseline.count,
+  };
+}
+
 function scoreHrv(hrv: RecoveryInputs['hrv']): Scored<HrvComponent> {
   const { week, baseline } = hrv;
   const value = week.count === 0 ? null : week.mean;
   const sdUsed = baseline.sd === null ? null : Math.max(baseline.sd, HRV_SD_FLOOR);
-  const band =
-    baseline.mean === null || baseline.sd === null || sdUsed === null
-      ? null
-      : {
-          mean: baseline.mean,
-          sd: baseline.sd,
-          low: baseline.mean - HRV_NORMAL_RANGE_SD * sdUsed,
-          high: baseline.mean + HRV_NORMAL_RANGE_SD * sdUsed,
-          days: baseline.count,
-        };
+  const band = normalRange(baseline, sdUsed);
   const shown =
     band === null
       ? null
@@ -392,16 +403,7 @@ function scoreHrv(hrv: RecoveryInputs['hrv']): Scored<HrvComponent> {
 function scoreRestingHr(restingHr: RecoveryInputs['restingHr']): Scored<RestingHrComponent> {
   const { today, baseline } = restingHr;
   const sdUsed = baseline.sd === null ? null : Math.max(baseline.sd, RESTING_HR_SD_FLOOR_BPM);
-  const shown =
-    baseline.mean === null || baseline.sd === null || sdUsed === null
-      ? null
-      : {
-          mean: baseline.mean,
-          sd: baseline.sd,
-          low: baseline.mean - HRV_NORMAL_RANGE_SD * sdUsed,
-          high: baseline.mean + HRV_NORMAL_RANGE_SD * sdUsed,
-          days: baseline.count,
-        };
+  const shown = normalRange(baseline, sdUsed);
   const seen = { value: today, baseline: shown };
   const missing =
     today === null
