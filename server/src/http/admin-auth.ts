@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors.ts';
-import { checkAccessToken, noteGrantUse } from '../modules/oauth/token.service.ts';
+import { checkAccessToken } from '../modules/oauth/token.service.ts';
 import {
+  admitPrincipal,
   BEARER,
   type BearerAuthDeps,
   bearerChallenge,
@@ -72,10 +73,7 @@ export function requireAdmin(deps: BearerAuthDeps): RequestHandler {
           next(new AppError('forbidden', NOT_ADMIN));
           return;
         }
-        res.locals.principal = principal;
-        noteGrantUse(deps.db, principal.grantId, (error) =>
-          deps.logger.warn({ err: error }, 'could not record grant use'),
-        );
+        admitPrincipal(deps, res, principal);
         next();
       },
       (error: unknown) => next(error),

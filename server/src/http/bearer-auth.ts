@@ -136,15 +136,22 @@ export function restBearerAuth(deps: BearerAuthDeps): BearerAuthenticator {
           );
           return;
         }
-        res.locals.principal = principal;
-        noteGrantUse(deps.db, principal.grantId, (error) =>
-          deps.logger.warn({ err: error }, 'could not record grant use'),
-        );
+        admitPrincipal(deps, res, principal);
         next();
       },
       (error: unknown) => next(error),
     );
   };
+}
+
+/** Let `principal` through: the handler finds it in `res.locals`, and the grant's last use is noted in the background. */
+export function admitPrincipal(
+  deps: Pick<BearerAuthDeps, 'db' | 'logger'>,
+  res: { locals: Express.Locals },
+  principal: TokenPrincipal,
+): void {
+  res.locals.principal = principal;
+  noteGrantUse(deps.db, principal.grantId, (error) => deps.logger.warn({ err: error }, 'could not record grant use'));
 }
 
 /** The authenticated principal of a route whose metadata requires auth. */
