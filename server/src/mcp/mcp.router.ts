@@ -194,50 +194,46 @@ async function answerDirectly(
   return true;
 }
 
-/**
- * `POST /mcp` (docs/design.md §3 "MCP"): stateless Streamable HTTP. Each request
- * gets its own SDK `Server` and transport (`sessionIdGenerator: undefined`);
- * nothing is kept between requests, so any API process can answer any call.
- * The low-level `Server` is used rather than `McpServer`: `tools/list` is
- * filtered per token and answered from schemas converted once at start-up.
- */
-export function mcpRouter(deps: McpDeps): Router {
-  const { config } = deps;
-  const router = Router();
-  const guard = originGuard(config);
-  // One validator for every request: the SDK would build a new Ajv instance per `Server`.
-  const schemaValidator = new AjvJsonSchemaValidator();
+function refuse(deps: McpDeps, res: Response, refusal: McpAuthRefusal): void {
+  recordMcpAuthFailure(deps.db, deps.logger, refusal.reason);
+  sendRefusal(res, refusal);
+}
+
+// CORS for browser-based hosts on an allowed origin (the guard has refused every other origin).
+const cors: RequestHandler = (req, res, next) => {
+  if (req.headers.origin !== undefined) {
+    res.set({
+      'Access-Control-Allow-Origin': req.headers.origin,
+      'Access-Control-Expose-Headers': 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version',
+      Vary: 'Origin',
+    });
+  }
+  next();
+};
+
+const answerPreflight: RequestHandler = (_req, res) => {
+  res
+    .set({
+      'Access-Control-Allow-Methods': 'POST',
+      'Access-Control-Allow-Headers':
+        'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Idempotency-Key, Last-Event-ID',
+      'Access-Control-Max-Age': '600',
+    })
+    .status(204)
+    .end();
+};
+
+const methodNotAllowed: RequestHandler = (_req, res) => {
+  res.set('Allow', 'POST');
+  sendJsonRpcError(res, 405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC messages to /mcp.');
+};
+
+type PostHandler = (req: Request, res: Response, preference: 'json' | 'sse') => Promise<void>;
+
+/** `POST /mcp`: content type and `Accept` checked, then the body read raw (at most 1 MiB) and handed on. */
+function acceptPost(handlePost: PostHandler): RequestHandler {
   const rawJson = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
-
-  const refuse = (res: Response, refusal: McpAuthRefusal) => {
-    recordMcpAuthFailure(deps.db, deps.logger, refusal.reason);
-    sendRefusal(res, refusal);
-  };
-
-  // CORS for browser-based hosts on an allowed origin (the guard has refused every other origin).
-  const cors: RequestHandler = (req, res, next) => {
-    if (req.headers.origin !== undefined) {
-      res.set({
-        'Access-Control-Allow-Origin': req.headers.origin,
-        'Access-Control-Expose-Headers': 'WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version',
-        Vary: 'Origin',
-      });
-    }
-    next();
-  };
-  router.options(MCP_PATH, guard, cors, (_req, res) => {
-    res
-      .set({
-        'Access-Control-Allow-Methods': 'POST',
-        'Access-Control-Allow-Headers':
-          'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Idempotency-Key, Last-Event-ID',
-        'Access-Control-Max-Age': '600',
-      })
-      .status(204)
-      .end();
-  });
-
-  router.post(MCP_PATH, guard, cors, (req, res, next) => {
+  return (req, res, next) => {
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (contentType !== 'application/json') {
       sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: send application/json.');
@@ -261,103 +257,172 @@ export function mcpRouter(deps: McpDeps): Router {
       }
       handlePost(req, res, preference).catch(next);
     });
-  });
-
-  const methodNotAllowed: RequestHandler = (_req, res) => {
-    res.set('Allow', 'POST');
-    sendJsonRpcError(res, 405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC messages to /mcp.');
   };
-  router.get(MCP_PATH, methodNotAllowed);
-  router.delete(MCP_PATH, methodNotAllowed);
+}
 
-  async function handlePost(req: Request, res: Response, preference: 'json' | 'sse'): Promise<void> {
-    const parsed = readBody(req);
-    if (!parsed.ok) {
-      sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
-      return;
-    }
-    // MCP 2025-06-18 removed JSON-RPC batching; refusing it also keeps one call per rate-limit count.
-    if (Array.isArray(parsed.body)) {
-      sendJsonRpcError(
-        res,
-        400,
-        -32600,
-        'Invalid Request: JSON-RPC batches are not supported; send one message per POST.',
-      );
-      return;
-    }
-    const calls = toolCallsOf([parsed.body as JSONRPCMessage]);
-    const authorization = req.headers.authorization;
-    const limit = config.mcp.rateLimitPerMinute;
-    const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
-    // The token's window is bumped while the token is looked up: no extra round trip.
-    const counting: Promise<RateLimitResult | undefined> =
-      calls.length > 0 && limit > 0 && bearer !== undefined
-        ? consumeRateLimits(deps.db, {
-            windowSecs: RATE_LIMIT_WINDOW_SECS,
-            buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
-          }).then((results) => results[0])
-        : Promise.resolve(undefined);
-    const [auth, rateLimit] = await Promise.all([authenticateMcp(deps, authorization), counting]);
-    if (!auth.ok) {
-      refuse(res, auth.refusal);
-      return;
-    }
-    const { principal } = auth;
-    for (const call of calls) {
-      const needed = scopesNeeded(config, principal, call);
-      if (needed.length > 0) {
-        refuse(res, insufficientScope(config, principal, needed));
-        return;
-      }
-    }
-    noteGrantUse(deps.db, principal.grantId, (error) => deps.logger.warn({ err: error }, 'could not record grant use'));
+/** The body as one JSON-RPC message, or undefined when a parse error or a batch has been answered. */
+function readSingleMessage(req: Request, res: Response): { body: unknown } | undefined {
+  const parsed = readBody(req);
+  if (!parsed.ok) {
+    sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
+    return undefined;
+  }
+  // MCP 2025-06-18 removed JSON-RPC batching; refusing it also keeps one call per rate-limit count.
+  if (Array.isArray(parsed.body)) {
+    sendJsonRpcError(
+      res,
+      400,
+      -32600,
+      'Invalid Request: JSON-RPC batches are not supported; send one message per POST.',
+    );
+    return undefined;
+  }
+  return { body: parsed.body };
+}
 
-    const idempotencyHeader = req.headers['mcp-idempotency-key'];
-    const context: ExecutionContext = {
-      db: deps.db,
-      boss: deps.boss,
-      config,
-      logger: deps.logger,
-      principal,
-      recorder: deps.recorder,
-    };
-    const toolsList = (): ListToolsResult => ({ tools: listVisibleTools(config, principal) });
-    const toolCall = (params: CallToolRequest['params']): Promise<CallToolResult> =>
+interface Authorized {
+  readonly principal: TokenPrincipal;
+  readonly rateLimit: RateLimitResult | undefined;
+}
+
+/**
+ * The token checked and, for tool calls, counted against its rate limit and
+ * checked for the scopes each call needs. Undefined when refused (answered).
+ */
+async function authorizeRequest(
+  deps: McpDeps,
+  req: Request,
+  res: Response,
+  calls: readonly ToolCallMessage[],
+): Promise<Authorized | undefined> {
+  const { config } = deps;
+  const authorization = req.headers.authorization;
+  const limit = config.mcp.rateLimitPerMinute;
+  const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
+  // The token's window is bumped while the token is looked up: no extra round trip.
+  const counting: Promise<RateLimitResult | undefined> =
+    calls.length > 0 && limit > 0 && bearer !== undefined
+      ? consumeRateLimits(deps.db, {
+          windowSecs: RATE_LIMIT_WINDOW_SECS,
+          buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
+        }).then((results) => results[0])
+      : Promise.resolve(undefined);
+  const [auth, rateLimit] = await Promise.all([authenticateMcp(deps, authorization), counting]);
+  if (!auth.ok) {
+    refuse(deps, res, auth.refusal);
+    return undefined;
+  }
+  const { principal } = auth;
+  for (const call of calls) {
+    const needed = scopesNeeded(config, principal, call);
+    if (needed.length > 0) {
+      refuse(deps, res, insufficientScope(config, principal, needed));
+      return undefined;
+    }
+  }
+  return { principal, rateLimit };
+}
+
+interface ToolHandlers {
+  readonly toolsList: () => ListToolsResult;
+  readonly toolCall: (params: CallToolRequest['params']) => Promise<CallToolResult>;
+}
+
+/** `tools/list` and `tools/call` for this token, shared by the direct path and the SDK server. */
+function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): ToolHandlers {
+  const { config } = deps;
+  const { principal, rateLimit } = authorized;
+  const idempotencyHeader = req.headers['mcp-idempotency-key'];
+  const context: ExecutionContext = {
+    db: deps.db,
+    boss: deps.boss,
+    config,
+    logger: deps.logger,
+    principal,
+    recorder: deps.recorder,
+  };
+  return {
+    toolsList: (): ListToolsResult => ({ tools: listVisibleTools(config, principal) }),
+    toolCall: (params: CallToolRequest['params']): Promise<CallToolResult> =>
       callTool(context, {
         name: params.name,
         arguments: params.arguments,
         idempotencyHeader: Array.isArray(idempotencyHeader) ? idempotencyHeader.join(', ') : idempotencyHeader,
         rateLimit,
-      });
+      }),
+  };
+}
 
-    if (preference === 'json' && (await answerDirectly(req, res, parsed.body, toolsList, toolCall))) return;
+/** Any other message, or an SSE answer: a per-request SDK `Server` on a stateless transport. */
+async function answerWithSdk(
+  req: Request,
+  res: Response,
+  body: unknown,
+  preference: 'json' | 'sse',
+  handlers: ToolHandlers,
+  schemaValidator: AjvJsonSchemaValidator,
+): Promise<void> {
+  const server = new Server(
+    { name: 'pacer', title: 'Pacer', version: API_VERSION },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: schemaValidator,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, handlers.toolsList);
+  server.setRequestHandler(CallToolRequestSchema, (request) => handlers.toolCall(request.params));
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: preference === 'json',
+  });
+  // The SDK insists that both media types are acceptable; the preference was decided above.
+  req.headers.accept = 'application/json, text/event-stream';
+  res.on('close', () => {
+    // A finished answer leaves nothing open; closing would only build an abort error per request.
+    if (res.writableFinished) return;
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
 
-    const server = new Server(
-      { name: 'pacer', title: 'Pacer', version: API_VERSION },
-      {
-        capabilities: { tools: { listChanged: false } },
-        instructions: INSTRUCTIONS,
-        jsonSchemaValidator: schemaValidator,
-      },
+/**
+ * `POST /mcp` (docs/design.md §3 "MCP"): stateless Streamable HTTP. Each request
+ * gets its own SDK `Server` and transport (`sessionIdGenerator: undefined`);
+ * nothing is kept between requests, so any API process can answer any call.
+ * The low-level `Server` is used rather than `McpServer`: `tools/list` is
+ * filtered per token and answered from schemas converted once at start-up.
+ */
+export function mcpRouter(deps: McpDeps): Router {
+  const router = Router();
+  const guard = originGuard(deps.config);
+  // One validator for every request: the SDK would build a new Ajv instance per `Server`.
+  const schemaValidator = new AjvJsonSchemaValidator();
+
+  const handlePost: PostHandler = async (req, res, preference) => {
+    const message = readSingleMessage(req, res);
+    if (!message) return;
+    const calls = toolCallsOf([message.body as JSONRPCMessage]);
+    const authorized = await authorizeRequest(deps, req, res, calls);
+    if (!authorized) return;
+    noteGrantUse(deps.db, authorized.principal.grantId, (error) =>
+      deps.logger.warn({ err: error }, 'could not record grant use'),
     );
-    server.setRequestHandler(ListToolsRequestSchema, toolsList);
-    server.setRequestHandler(CallToolRequestSchema, (request) => toolCall(request.params));
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: preference === 'json',
-    });
-    // The SDK insists that both media types are acceptable; the preference was decided above.
-    req.headers.accept = 'application/json, text/event-stream';
-    res.on('close', () => {
-      // A finished answer leaves nothing open; closing would only build an abort error per request.
-      if (res.writableFinished) return;
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, parsed.body);
-  }
+    const handlers = toolHandlers(deps, req, authorized);
+    if (
+      preference === 'json' &&
+      (await answerDirectly(req, res, message.body, handlers.toolsList, handlers.toolCall))
+    ) {
+      return;
+    }
+    await answerWithSdk(req, res, message.body, preference, handlers, schemaValidator);
+  };
 
+  router.options(MCP_PATH, guard, cors, answerPreflight);
+  router.post(MCP_PATH, guard, cors, acceptPost(handlePost));
+  router.get(MCP_PATH, methodNotAllowed);
+  router.delete(MCP_PATH, methodNotAllowed);
   return router;
 }
