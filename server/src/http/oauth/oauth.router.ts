@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type Request, type Response, Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, type Response, Router } from 'express';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
@@ -38,31 +38,25 @@ function bodyOf(res: Response): Record<string, string> {
   return res.locals.oauthBody ?? {};
 }
 
-/**
- * The authorization server's endpoints (docs/design.md §3): authorize (login and
- * consent pages), token, revoke, introspect, userinfo.
- */
-export function oauthRouter(deps: OAuthRouterDeps): Router {
+/** Errors of the authorization request answered as a page or a redirect; false for any other error. */
+function answerAuthorizeError(config: Config, res: Response, error: unknown): boolean {
+  if (error instanceof UntrustedAuthorizationRequestError) {
+    res.status(400).type('html').send(untrustedRequestPage(error.message));
+    return true;
+  }
+  if (error instanceof AuthorizationRedirectError) {
+    res.redirect(303, errorRedirectUrl(config, error));
+    return true;
+  }
+  return false;
+}
+
+/** RFC 6749 §4.1.1: the authorization request; signs the user in, then asks for consent. */
+function showAuthorization(deps: OAuthRouterDeps): RequestHandler {
   const { config, db } = deps;
-  const router = Router();
-  const tokenEndpoint = createTokenEndpoint(db, config);
-  const form = express.urlencoded({ extended: false, limit: '16kb' });
   const secure = config.secureCookies;
-
-  const answerAuthorizeError = (res: Response, error: unknown) => {
-    if (error instanceof UntrustedAuthorizationRequestError) {
-      res.status(400).type('html').send(untrustedRequestPage(error.message));
-      return true;
-    }
-    if (error instanceof AuthorizationRedirectError) {
-      res.redirect(303, errorRedirectUrl(config, error));
-      return true;
-    }
-    return false;
-  };
-
-  /** RFC 6749 §4.1.1: the authorization request; signs the user in, then asks for consent. */
-  const authorize = async (req: Request, res: Response, params: AuthorizeParams) => {
+  return async (req, res) => {
+    const params: AuthorizeParams = req.query;
     try {
       const request = await checkAuthorizationRequest(db, config, params);
       const user = res.locals.sessionUser;
@@ -91,14 +85,15 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
       res.setHeader('Cache-Control', 'no-store');
       res.type('html').send(consentPage(request, csrfTokenFor(req, res, secure), config.mcpResource));
     } catch (error) {
-      if (!answerAuthorizeError(res, error)) throw error;
+      if (!answerAuthorizeError(config, res, error)) throw error;
     }
   };
+}
 
-  // The authorization endpoint is a page: page headers and the session, on this path only.
-  router.use('/api/oauth/authorize', pageHeaders, loadSession(deps));
-  router.get('/api/oauth/authorize', (req, res) => authorize(req, res, req.query));
-  router.post('/api/oauth/authorize', form, requireCsrf(), async (req, res) => {
+/** The consent form's answer: approve or deny the authorization request. */
+function decideAuthorization(deps: OAuthRouterDeps): RequestHandler {
+  const { config, db } = deps;
+  return async (req, res) => {
     const params = req.body as Record<string, unknown>;
     const user = res.locals.sessionUser;
     try {
@@ -116,19 +111,25 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
         res.redirect(303, denialRedirectUrl(config, request));
       }
     } catch (error) {
-      if (!answerAuthorizeError(res, error)) throw error;
+      if (!answerAuthorizeError(config, res, error)) throw error;
     }
-  });
+  };
+}
 
-  /** RFC 6749 §3.2 / §4.1.3 / §6. */
-  router.post('/api/oauth/token', oauthBody, async (req, res) => {
+/** RFC 6749 §3.2 / §4.1.3 / §6. */
+function issueToken(deps: OAuthRouterDeps): RequestHandler {
+  const tokenEndpoint = createTokenEndpoint(deps.db, deps.config);
+  return async (req, res) => {
     noStore(res);
     const token = await tokenEndpoint.exchange(bodyOf(res), req.headers.authorization);
     res.status(200).json(token);
-  });
+  };
+}
 
-  /** RFC 7009. */
-  router.post('/api/oauth/revoke', oauthBody, async (req, res) => {
+/** RFC 7009. */
+function revoke(deps: OAuthRouterDeps): RequestHandler {
+  const { db } = deps;
+  return async (req, res) => {
     noStore(res);
     const body = bodyOf(res);
     const client = await authenticateClient(db, readClientCredentials(req.headers.authorization, body), {
@@ -138,20 +139,26 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
     if (!token) throw new OAuthProtocolError('invalid_request', 'token is required');
     await revokeToken(db, client, token);
     res.status(200).end();
-  });
+  };
+}
 
-  /** RFC 7662: for confidential clients (resource servers and apps). */
-  router.post('/api/oauth/introspect', oauthBody, async (req, res) => {
+/** RFC 7662: for confidential clients (resource servers and apps). */
+function introspect(deps: OAuthRouterDeps): RequestHandler {
+  const { config, db } = deps;
+  return async (req, res) => {
     noStore(res);
     const body = bodyOf(res);
     await authenticateClient(db, readClientCredentials(req.headers.authorization, body), { allowPublic: false });
     const token = body['token'];
     if (!token) throw new OAuthProtocolError('invalid_request', 'token is required');
     res.status(200).json(await introspectToken(db, config, token));
-  });
+  };
+}
 
-  /** Who the token's user is: `sub`, plus e-mail and name with `profile:read`. */
-  router.get('/api/oauth/userinfo', async (req, res) => {
+/** Who the token's user is: `sub`, plus e-mail and name with `profile:read`. */
+function userinfo(deps: OAuthRouterDeps): RequestHandler {
+  const { config, db } = deps;
+  return async (req, res) => {
     noStore(res);
     const resourceMetadataUrl = `${config.baseUrl}/.well-known/oauth-protected-resource`;
     const match = /^Bearer +(\S+)$/i.exec(req.headers.authorization ?? '');
@@ -173,15 +180,18 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
       return;
     }
     res.json(await userInfo(db, check.principal));
-  });
+  };
+}
 
-  const oauthErrors: ErrorRequestHandler = (error: unknown, req, res, next) => {
+/** OAuth errors as RFC 6749 §5.2 JSON; the authorization page's other errors go on to the page handler. */
+function oauthErrors(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
     if (!(error instanceof OAuthProtocolError)) {
       if (req.path === '/api/oauth/authorize') {
         next(error);
         return;
       }
-      deps.logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
+      logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
       noStore(res);
       res.status(500).json({ error: 'server_error', error_description: 'unexpected error' });
       return;
@@ -190,6 +200,23 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
     if (error.error === 'invalid_client') res.setHeader('WWW-Authenticate', 'Basic realm="pacer"');
     res.status(error.status).json(error.toResponseObject());
   };
-  router.use('/api/oauth', oauthErrors);
+}
+
+/**
+ * The authorization server's endpoints (docs/design.md §3): authorize (login and
+ * consent pages), token, revoke, introspect, userinfo.
+ */
+export function oauthRouter(deps: OAuthRouterDeps): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+  // The authorization endpoint is a page: page headers and the session, on this path only.
+  router.use('/api/oauth/authorize', pageHeaders, loadSession(deps));
+  router.get('/api/oauth/authorize', showAuthorization(deps));
+  router.post('/api/oauth/authorize', form, requireCsrf(), decideAuthorization(deps));
+  router.post('/api/oauth/token', oauthBody, issueToken(deps));
+  router.post('/api/oauth/revoke', oauthBody, revoke(deps));
+  router.post('/api/oauth/introspect', oauthBody, introspect(deps));
+  router.get('/api/oauth/userinfo', userinfo(deps));
+  router.use('/api/oauth', oauthErrors(deps.logger));
   return router;
 }

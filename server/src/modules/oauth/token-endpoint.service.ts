@@ -81,9 +81,9 @@ interface PacerClient extends Client {
   readonly uuid: string;
 }
 
-function createModel(db: Db, config: Config) {
+/** Client authentication (RFC 6749 §2.3): confidential clients must present their secret, public ones none. */
+function clientModel(db: Db) {
   return {
-    /** Client authentication (RFC 6749 §2.3): confidential clients must present their secret, public ones none. */
     async getClient(clientId: string, clientSecret: string | undefined): Promise<PacerClient | undefined> {
       const client = await findClientByClientId(db, clientId);
       if (!client || client.kind === 'developer') return undefined;
@@ -99,7 +99,12 @@ function createModel(db: Db, config: Config) {
         redirectUris: client.redirectUris,
       };
     },
+  };
+}
 
+/** The `authorization_code` grant (RFC 6749 §4.1.3): look the code up, then consume it. */
+function authorizationCodeModel(db: Db, config: Config) {
+  return {
     async getAuthorizationCode(code: string): Promise<AuthorizationCode | undefined> {
       const row = await findAuthorizationCodeByHash(db, sha256Hex(code));
       if (!row) return undefined;
@@ -130,7 +135,12 @@ function createModel(db: Db, config: Config) {
       const row = current().code;
       return row ? consumeAuthorizationCode(db, row.id) : false;
     },
+  };
+}
 
+/** The `refresh_token` grant (RFC 6749 §6): look the token up, then retire it (rotation). */
+function refreshTokenModel(db: Db, config: Config) {
+  return {
     async getRefreshToken(refreshToken: string): Promise<RefreshToken | undefined> {
       const row = await findRefreshTokenByHash(db, sha256Hex(refreshToken));
       if (!row || row.revokedAt || row.grantRevokedAt || !row.userActive) return undefined;
@@ -162,7 +172,12 @@ function createModel(db: Db, config: Config) {
       const row = current().refresh;
       return row ? retireRefreshToken(db, row.id) : false;
     },
+  };
+}
 
+/** Bearer tokens: the library's check and the new tokens' values. */
+function accessTokenModel(db: Db) {
+  return {
     /** The library's bearer check (we authenticate requests in bearer-auth.ts; this keeps the model whole). */
     async getAccessToken(accessToken: string): Promise<Token | undefined> {
       const row = await findAccessTokenByHash(db, sha256Hex(accessToken));
@@ -178,62 +193,90 @@ function createModel(db: Db, config: Config) {
 
     generateAccessToken: () => Promise.resolve(generateSecret(ACCESS_TOKEN_PREFIX)),
     generateRefreshToken: () => Promise.resolve(generateSecret(REFRESH_TOKEN_PREFIX)),
+  };
+}
 
-    async saveToken(token: Token, client: Client, user: User): Promise<Token> {
-      const ctx = current();
-      const scopes = token.scope ?? [];
-      const pacerClient = client as PacerClient;
-      const resource = ctx.code ? ctx.code.resource : (ctx.refresh?.resource ?? null);
-      // Every grant gets a rotating refresh token, MCP grants too, with or
-      // without `offline_access` (docs/design.md §3 "Scopes"): MCP hosts do not ask
-      // for it, and without one their users would approve again every hour.
-      const refreshExpiresAt =
-        config.refreshTokenTtlSecs > 0 ? new Date(Date.now() + config.refreshTokenTtlSecs * 1000) : null;
-      await db.transaction().execute(async (trx) => {
-        let grantId: string;
-        if (ctx.code) {
-          grantId = await insertGrant(trx, {
-            clientId: pacerClient.uuid,
-            userId: String(user['id']),
-            scopes,
-            resource,
-          });
-          await linkAuthorizationCodeToGrant(trx, ctx.code.id, grantId);
-        } else if (ctx.refresh) {
-          grantId = ctx.refresh.grantId;
-        } else {
-          throw new Error('saveToken without a code or refresh token');
-        }
-        const accessTokenHash = sha256Hex(token.accessToken);
-        await insertAccessToken(trx, {
-          grantId,
-          tokenHash: accessTokenHash,
-          scopes,
-          resource,
-          expiresAt: token.accessTokenExpiresAt ?? new Date(Date.now() + config.accessTokenTtlSecs * 1000),
-        });
-        if (token.refreshToken) {
-          const refreshId = await insertRefreshToken(trx, {
-            grantId,
-            tokenHash: sha256Hex(token.refreshToken),
-            scopes,
-            resource,
-            expiresAt: refreshExpiresAt,
-          });
-          await linkAccessTokenToRefreshToken(trx, accessTokenHash, refreshId);
-          if (ctx.refresh) await setRefreshTokenReplacement(trx, ctx.refresh.id, refreshId);
-        }
+/**
+ * The rows one issued token pair needs, in one transaction: the grant (new for
+ * a code, the refresh token's for a refresh), the access token, and the
+ * rotating refresh token linked to the one it replaces.
+ */
+async function storeIssuedTokens(
+  db: Db,
+  config: Config,
+  issued: { readonly token: Token; readonly client: PacerClient; readonly user: User },
+): Promise<void> {
+  const ctx = current();
+  const { token } = issued;
+  const scopes = token.scope ?? [];
+  const resource = ctx.code ? ctx.code.resource : (ctx.refresh?.resource ?? null);
+  // Every grant gets a rotating refresh token, MCP grants too, with or
+  // without `offline_access` (docs/design.md §3 "Scopes"): MCP hosts do not ask
+  // for it, and without one their users would approve again every hour.
+  const refreshExpiresAt =
+    config.refreshTokenTtlSecs > 0 ? new Date(Date.now() + config.refreshTokenTtlSecs * 1000) : null;
+  await db.transaction().execute(async (trx) => {
+    let grantId: string;
+    if (ctx.code) {
+      grantId = await insertGrant(trx, {
+        clientId: issued.client.uuid,
+        userId: String(issued.user['id']),
+        scopes,
+        resource,
       });
+      await linkAuthorizationCodeToGrant(trx, ctx.code.id, grantId);
+    } else if (ctx.refresh) {
+      grantId = ctx.refresh.grantId;
+    } else {
+      throw new Error('saveToken without a code or refresh token');
+    }
+    const accessTokenHash = sha256Hex(token.accessToken);
+    await insertAccessToken(trx, {
+      grantId,
+      tokenHash: accessTokenHash,
+      scopes,
+      resource,
+      expiresAt: token.accessTokenExpiresAt ?? new Date(Date.now() + config.accessTokenTtlSecs * 1000),
+    });
+    if (token.refreshToken) {
+      const refreshId = await insertRefreshToken(trx, {
+        grantId,
+        tokenHash: sha256Hex(token.refreshToken),
+        scopes,
+        resource,
+        expiresAt: refreshExpiresAt,
+      });
+      await linkAccessTokenToRefreshToken(trx, accessTokenHash, refreshId);
+      if (ctx.refresh) await setRefreshTokenReplacement(trx, ctx.refresh.id, refreshId);
+    }
+  });
+}
+
+function tokenStorageModel(db: Db, config: Config) {
+  return {
+    async saveToken(token: Token, client: Client, user: User): Promise<Token> {
+      await storeIssuedTokens(db, config, { token, client: client as PacerClient, user });
       // A clean object: anything extra here would reach the client.
       return {
         accessToken: token.accessToken,
         ...(token.accessTokenExpiresAt ? { accessTokenExpiresAt: token.accessTokenExpiresAt } : {}),
         ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
-        scope: scopes,
+        scope: token.scope ?? [],
         client,
         user,
       };
     },
+  };
+}
+
+/** The @node-oauth/oauth2-server model: one group of hooks per concern. */
+function createModel(db: Db, config: Config) {
+  return {
+    ...clientModel(db),
+    ...authorizationCodeModel(db, config),
+    ...refreshTokenModel(db, config),
+    ...accessTokenModel(db),
+    ...tokenStorageModel(db, config),
   };
 }
 
