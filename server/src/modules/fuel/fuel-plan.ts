@@ -191,94 +191,160 @@ interface Candidate {
   readonly rung: number;
 }
 
-/**
- * Status of a planned workout as logged, and advice that makes it `ready`.
- * See the description at the top of this file.
- */
-export function planWorkoutFuel(options: WorkoutFuelPlanOptions): WorkoutFuelPlan {
+/** One re-run of the model with advice added: the assessment and the grams stored at the start and at the minimum. */
+interface Evaluation {
+  readonly assessment: WorkoutFuelAssessment;
+  readonly storedAtStart: number;
+  readonly storedAtMin: number;
+}
+
+/** What the search for advice around one workout works with. */
+interface FuelSearch {
+  readonly workout: WorkoutWindow;
+  readonly earliestMs: number;
+  readonly durationMin: number;
+  readonly totalCapacity: number;
+  /** During advice is given (the workout is longer than 75 minutes). */
+  readonly isLong: boolean;
+  /** The highest rung of DURING_RATE_LADDER the workout may use. */
+  readonly lastRung: number;
+  readonly evaluate: (advice: readonly FuelAdviceItem[]) => Evaluation;
+}
+
+function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
   const { simulation, workout } = options;
   if (!(workout.endMs >= workout.startMs) || workout.startMs < simulation.startAt) {
     throw new RangeError('the workout must start at or after the simulation start and end after it starts');
   }
   const steps = Math.ceil((workout.endMs - simulation.startAt) / STEP_MS);
-  const earliestMs = Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt);
   const totalCapacity = simulation.capacity.liverG + simulation.capacity.muscleG;
+  const durationMin = (workout.endMs - workout.startMs) / 60_000;
+  return {
+    workout,
+    earliestMs: Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt),
+    durationMin,
+    totalCapacity,
+    isLong: durationMin > DURING_ADVICE_AFTER_MIN,
+    lastRung: durationMin > HIGH_RATE_FROM_MIN ? DURING_RATE_LADDER.length - 1 : 2,
+    evaluate: (advice) => {
+      const meals: MealInput[] = [...simulation.meals, ...advice];
+      const run = simulateGlycogen({ ...simulation, meals, steps });
+      const assessment = assessWorkoutFuel(run, simulation, workout);
+      return {
+        assessment,
+        storedAtStart: (assessment.startPercent / 100) * totalCapacity,
+        storedAtMin: (assessment.minPercent / 100) * totalCapacity,
+      };
+    },
+  };
+}
 
-  const evaluate = (
-    advice: readonly FuelAdviceItem[],
-  ): { assessment: WorkoutFuelAssessment; storedAtStart: number; storedAtMin: number } => {
-    const meals: MealInput[] = [...simulation.meals, ...advice];
-    const run = simulateGlycogen({ ...simulation, meals, steps });
-    const assessment = assessWorkoutFuel(run, simulation, workout);
-    return {
-      assessment,
-      storedAtStart: (assessment.startPercent / 100) * totalCapacity,
-      storedAtMin: (assessment.minPercent / 100) * totalCapacity,
-    };
+/** Grams of glycogen between `percent` and `targetPercent` of the capacity. */
+function gramsShort(targetPercent: number, percent: number, totalCapacity: number): number {
+  return ((targetPercent - percent) / 100) * totalCapacity;
+}
+
+/** Where the search stands: the candidate to try, the last before-grams tried, and why a lever ran out. */
+interface SearchState {
+  candidate: Candidate;
+  previous: { beforeG: number; storedAtStart: number; storedAtMin: number } | null;
+  // Set once a lever is exhausted; the advice is then the best effort.
+  startReason: string | null;
+  minimumReason: string | null;
+}
+
+/**
+ * The candidate to try after one that is not `ready`, or null when no lever
+ * is left (a reason is then set) or the minimum is already met.
+ */
+function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluation): Candidate | null {
+  const { candidate, previous } = state;
+  const outcome = result.assessment;
+  // Has the last rise in before-grams stopped paying off (the uptake cap is full)?
+  const added = previous === null ? 0 : candidate.beforeG - previous.beforeG;
+  const exhausted = candidate.beforeG >= BEFORE_MAX_G || search.earliestMs >= search.workout.startMs;
+  const gainAtStart = result.storedAtStart - (previous?.storedAtStart ?? 0);
+  const gainAtMinimum = result.storedAtMin - (previous?.storedAtMin ?? 0);
+  const remember = {
+    beforeG: candidate.beforeG,
+    storedAtStart: result.storedAtStart,
+    storedAtMin: result.storedAtMin,
   };
 
-  const base = evaluate([]).assessment;
-  if (base.status === 'ready') return { ...base, advice: [], withAdvice: base, shortfallReason: null };
+  if (outcome.startPercent < READY_START_PERCENT && state.startReason === null) {
+    if (!exhausted && !(added > 0 && gainAtStart < SATURATION_GAIN_RATIO * added)) {
+      state.previous = remember;
+      const missing = gramsShort(READY_START_PERCENT, outcome.startPercent, search.totalCapacity);
+      return { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
+    }
+    state.startReason =
+      search.earliestMs >= search.workout.startMs
+        ? 'There is no time left before the start to top up glycogen to 70 %.'
+        : 'Glycogen cannot reach 70 % by the start: the gut passes at most 90 g of carbohydrate an hour, and the 90 minutes before the start are not enough; a carbohydrate-rich meal 3–4 hours earlier would be.';
+  }
+  if (outcome.minPercent >= MINIMUM_DURING_PERCENT) return null;
+  if (search.isLong && candidate.rung < search.lastRung) return { ...candidate, rung: candidate.rung + 1 };
+  // The minimum is still below 20 % at the highest during rate (or the
+  // workout is too short for during advice): more before the start is the
+  // only lever left.
+  if (exhausted || (added > 0 && gainAtMinimum < SATURATION_GAIN_RATIO * added)) {
+    state.minimumReason = search.isLong
+      ? `The workout drains glycogen below 20 % even with up to ${DURING_RATE_LADDER[search.lastRung]?.[1] ?? 90} g/h during it; shorten it or lower its intensity.`
+      : 'The workout drains glycogen below 20 % even with the most that can be absorbed before it; shorten it or lower its intensity.';
+    return null;
+  }
+  state.previous = remember;
+  const missing = gramsShort(MINIMUM_DURING_PERCENT, outcome.minPercent, search.totalCapacity);
+  return { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
+}
 
-  const durationMin = (workout.endMs - workout.startMs) / 60_000;
-  const isLong = durationMin > DURING_ADVICE_AFTER_MIN;
-  const lastRung = durationMin > HIGH_RATE_FROM_MIN ? DURING_RATE_LADDER.length - 1 : 2;
-  const startShortfall = ((READY_START_PERCENT - base.startPercent) / 100) * totalCapacity;
-  let candidate: Candidate = { beforeG: Math.min(BEFORE_MAX_G, roundUp(Math.max(0, startShortfall))), rung: -1 };
-  let previous: { beforeG: number; storedAtStart: number; storedAtMin: number } | null = null;
+interface SearchResult {
+  readonly advice: FuelAdviceItem[];
+  readonly outcome: WorkoutFuelAssessment;
+  readonly startReason: string | null;
+  readonly minimumReason: string | null;
+}
+
+/** Candidates in the search order (top of this file) until one is `ready` or none is left. */
+function searchAdvice(search: FuelSearch, base: WorkoutFuelAssessment): SearchResult {
+  const startShortfall = gramsShort(READY_START_PERCENT, base.startPercent, search.totalCapacity);
+  const state: SearchState = {
+    candidate: { beforeG: Math.min(BEFORE_MAX_G, roundUp(Math.max(0, startShortfall))), rung: -1 },
+    previous: null,
+    startReason: null,
+    minimumReason: null,
+  };
+  const context: AdviceContext = {
+    workout: search.workout,
+    earliestMs: search.earliestMs,
+    durationMin: search.durationMin,
+    fromPercent: base.startPercent,
+  };
   let advice: FuelAdviceItem[] = [];
   let outcome = base;
-  // Set once a lever is exhausted; the advice is then the best effort.
-  let startReason: string | null = null;
-  let minimumReason: string | null = null;
-
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
-    advice = adviceFor(candidate, { workout, earliestMs, durationMin, fromPercent: base.startPercent });
-    const result = evaluate(advice);
+    advice = adviceFor(state.candidate, context);
+    const result = search.evaluate(advice);
     outcome = result.assessment;
     if (outcome.status === 'ready') break;
-
-    // Has the last rise in before-grams stopped paying off (the uptake cap is full)?
-    const added = previous === null ? 0 : candidate.beforeG - previous.beforeG;
-    const exhausted = candidate.beforeG >= BEFORE_MAX_G || earliestMs >= workout.startMs;
-    const gainAtStart = result.storedAtStart - (previous?.storedAtStart ?? 0);
-    const gainAtMinimum = result.storedAtMin - (previous?.storedAtMin ?? 0);
-    const remember = {
-      beforeG: candidate.beforeG,
-      storedAtStart: result.storedAtStart,
-      storedAtMin: result.storedAtMin,
-    };
-
-    if (outcome.startPercent < READY_START_PERCENT && startReason === null) {
-      if (!exhausted && !(added > 0 && gainAtStart < SATURATION_GAIN_RATIO * added)) {
-        previous = remember;
-        const missing = ((READY_START_PERCENT - outcome.startPercent) / 100) * totalCapacity;
-        candidate = { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
-        continue;
-      }
-      startReason =
-        earliestMs >= workout.startMs
-          ? 'There is no time left before the start to top up glycogen to 70 %.'
-          : 'Glycogen cannot reach 70 % by the start: the gut passes at most 90 g of carbohydrate an hour, and the 90 minutes before the start are not enough; a carbohydrate-rich meal 3–4 hours earlier would be.';
-    }
-    if (outcome.minPercent >= MINIMUM_DURING_PERCENT) break;
-    if (isLong && candidate.rung < lastRung) {
-      candidate = { ...candidate, rung: candidate.rung + 1 };
-      continue;
-    }
-    // The minimum is still below 20 % at the highest during rate (or the
-    // workout is too short for during advice): more before the start is the
-    // only lever left.
-    if (exhausted || (added > 0 && gainAtMinimum < SATURATION_GAIN_RATIO * added)) {
-      minimumReason = isLong
-        ? `The workout drains glycogen below 20 % even with up to ${DURING_RATE_LADDER[lastRung]?.[1] ?? 90} g/h during it; shorten it or lower its intensity.`
-        : 'The workout drains glycogen below 20 % even with the most that can be absorbed before it; shorten it or lower its intensity.';
-      break;
-    }
-    previous = remember;
-    const missing = ((MINIMUM_DURING_PERCENT - outcome.minPercent) / 100) * totalCapacity;
-    candidate = { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
+    const next = nextCandidate(search, state, result);
+    if (next === null) break;
+    state.candidate = next;
   }
+  return { advice, outcome, startReason: state.startReason, minimumReason: state.minimumReason };
+}
+
+/**
+ * Status of a planned workout as logged, and advice that makes it `ready`.
+ * See the description at the top of this file.
+ */
+export function planWorkoutFuel(options: WorkoutFuelPlanOptions): WorkoutFuelPlan {
+  const search = fuelSearch(options);
+  const base = search.evaluate([]).assessment;
+  if (base.status === 'ready') return { ...base, advice: [], withAdvice: base, shortfallReason: null };
+
+  const { outcome, startReason, minimumReason, advice: found } = searchAdvice(search, base);
+  let advice = found;
   let shortfallReason: string | null = null;
   if (outcome.status !== 'ready') {
     shortfallReason =

@@ -3,6 +3,7 @@ import type {
   PlannedSport,
   PlannedStep,
   PlannedStructure,
+  SimpleStep,
   StepTarget,
   WorkoutIntent,
 } from '@pacer/contract';
@@ -32,29 +33,21 @@ interface IntentPlan {
   readonly steady: { readonly min: number; readonly max: number; readonly zone: number };
 }
 
+/** The steady rest of the main set around interval work (the upper endurance zone). */
+const BETWEEN_INTERVALS = { min: 60, max: 70, zone: 2 } as const;
+
+/** An interval session: `work` repeated with `recoverySecs` between, the rest of the main set steady. */
+function intervals(work: NonNullable<IntentPlan['work']>, recoverySecs: number): IntentPlan {
+  return { work, recoverySecs, steady: BETWEEN_INTERVALS };
+}
+
 const PLANS: Readonly<Record<WorkoutIntent, IntentPlan>> = {
   recovery: { steady: { min: 45, max: 55, zone: 1 } },
   endurance: { steady: { min: 60, max: 75, zone: 2 } },
-  tempo: {
-    work: { secs: 15 * 60, min: 76, max: 90, zone: 3 },
-    recoverySecs: 5 * 60,
-    steady: { min: 60, max: 70, zone: 2 },
-  },
-  sweet_spot: {
-    work: { secs: 12 * 60, min: 88, max: 94, zone: 3 },
-    recoverySecs: 4 * 60,
-    steady: { min: 60, max: 70, zone: 2 },
-  },
-  threshold: {
-    work: { secs: 8 * 60, min: 95, max: 105, zone: 4 },
-    recoverySecs: 4 * 60,
-    steady: { min: 60, max: 70, zone: 2 },
-  },
-  vo2max: {
-    work: { secs: 3 * 60, min: 106, max: 120, zone: 5 },
-    recoverySecs: 3 * 60,
-    steady: { min: 60, max: 70, zone: 2 },
-  },
+  tempo: intervals({ secs: 15 * 60, min: 76, max: 90, zone: 3 }, 5 * 60),
+  sweet_spot: intervals({ secs: 12 * 60, min: 88, max: 94, zone: 3 }, 4 * 60),
+  threshold: intervals({ secs: 8 * 60, min: 95, max: 105, zone: 4 }, 4 * 60),
+  vo2max: intervals({ secs: 3 * 60, min: 106, max: 120, zone: 5 }, 3 * 60),
 };
 const EASY = { min: 50, max: 60, zone: 1 } as const;
 /** Intensity factor assumed for a heart-rate zone when estimating stress. */
@@ -84,105 +77,105 @@ export interface GeneratedStructure {
   readonly trainingStress: number;
 }
 
+type ZoneRange = IntentPlan['steady'];
+
+function stepTarget(options: StructureOptions, range: ZoneRange): StepTarget {
+  return options.sport === 'ride'
+    ? { type: 'power', minPercentFtp: range.min, maxPercentFtp: range.max }
+    : { type: 'heartRateZone', zone: range.zone };
+}
+
+function stepLabel(options: StructureOptions, what: string, range: ZoneRange): string {
+  if (options.sport === 'ride') {
+    const watts = options.ftp
+      ? ` (${Math.round((options.ftp * range.min) / 100)}-${Math.round((options.ftp * range.max) / 100)} W)`
+      : '';
+    return `${what} at ${range.min}-${range.max}% FTP${watts}`;
+  }
+  const bounds = HR_ZONE_BOUNDS[range.zone] ?? [0, 0];
+  const bpm = options.thresholdHr
+    ? ` (${Math.round(options.thresholdHr * bounds[0])}-${Math.round(options.thresholdHr * bounds[1])} bpm)`
+    : '';
+  return `${what} in heart-rate zone ${range.zone}${bpm}`;
+}
+
+function stepIntensity(options: StructureOptions, range: ZoneRange): number {
+  return options.sport === 'ride' ? (range.min + range.max) / 200 : (ZONE_INTENSITY[range.zone] ?? 0.7);
+}
+
+/** One timed step at a range, labelled `what`. */
+function timedStep<T extends SimpleStep['type']>(
+  options: StructureOptions,
+  type: T,
+  secs: number,
+  range: ZoneRange,
+  what: string,
+) {
+  return {
+    type,
+    duration: { type: 'time' as const, secs },
+    target: stepTarget(options, range),
+    label: stepLabel(options, what, range),
+  };
+}
+
+/** The steps as they are laid out, and their training stress summed in that order. */
+interface Layout {
+  readonly options: StructureOptions;
+  readonly steps: PlannedStep[];
+  stress: number;
+}
+
+function addStress(layout: Layout, secs: number, range: ZoneRange): void {
+  layout.stress += (secs / 3600) * stepIntensity(layout.options, range) ** 2 * 100;
+}
+
+function addTimedStep(layout: Layout, type: SimpleStep['type'], secs: number, range: ZoneRange, what: string): void {
+  layout.steps.push(timedStep(layout.options, type, secs, range, what));
+  addStress(layout, secs, range);
+}
+
+/** The main set: as many work intervals as fit (at most 20), the rest steady; all steady when none fits. */
+function addMainSet(layout: Layout, plan: IntentPlan, mainSecs: number): void {
+  const { options } = layout;
+  const { work, recoverySecs = 0 } = plan;
+  const repeats = work ? Math.min(20, Math.floor((mainSecs + recoverySecs) / (work.secs + recoverySecs))) : 0;
+  if (!work || repeats < 1) {
+    // No room for one interval (or an intent without intervals): the main set is steady.
+    addTimedStep(layout, 'steady', mainSecs, plan.steady, 'Steady');
+    return;
+  }
+  const intervalSecs = repeats * work.secs + (repeats - 1) * recoverySecs;
+  layout.steps.push({
+    type: 'interval',
+    repeat: repeats,
+    steps: [
+      timedStep(options, 'work', work.secs, work, 'Work'),
+      ...(recoverySecs > 0 ? [timedStep(options, 'recovery', recoverySecs, EASY, 'Recover')] : []),
+    ],
+    label: `${repeats} × ${work.secs / 60} min`,
+  });
+  addStress(layout, repeats * work.secs, work);
+  addStress(layout, (repeats - 1) * recoverySecs, EASY);
+  const rest = mainSecs - intervalSecs;
+  if (rest >= 60) addTimedStep(layout, 'steady', rest, plan.steady, 'Steady');
+}
+
 /** Deterministic: the same options give the same steps. */
 export function buildWorkoutStructure(options: StructureOptions): GeneratedStructure {
-  const power = options.sport === 'ride';
-  const plan = PLANS[options.intent];
   const warmupSecs = clamp(Math.round((options.durationSecs * 0.15) / 60) * 60, 5 * 60, 15 * 60);
   const cooldownSecs = clamp(Math.round((options.durationSecs * 0.1) / 60) * 60, 5 * 60, 10 * 60);
   const mainSecs = Math.max(60, options.durationSecs - warmupSecs - cooldownSecs);
 
-  const target = (range: { min: number; max: number; zone: number }): StepTarget =>
-    power
-      ? { type: 'power', minPercentFtp: range.min, maxPercentFtp: range.max }
-      : { type: 'heartRateZone', zone: range.zone };
-  const label = (what: string, range: { min: number; max: number; zone: number }): string => {
-    if (power) {
-      const watts = options.ftp
-        ? ` (${Math.round((options.ftp * range.min) / 100)}-${Math.round((options.ftp * range.max) / 100)} W)`
-        : '';
-      return `${what} at ${range.min}-${range.max}% FTP${watts}`;
-    }
-    const bounds = HR_ZONE_BOUNDS[range.zone] ?? [0, 0];
-    const bpm = options.thresholdHr
-      ? ` (${Math.round(options.thresholdHr * bounds[0])}-${Math.round(options.thresholdHr * bounds[1])} bpm)`
-      : '';
-    return `${what} in heart-rate zone ${range.zone}${bpm}`;
-  };
-  const intensity = (range: { min: number; max: number; zone: number }): number =>
-    power ? (range.min + range.max) / 200 : (ZONE_INTENSITY[range.zone] ?? 0.7);
-
-  const steps: PlannedStep[] = [];
-  let stress = 0;
-  const add = (secs: number, range: { min: number; max: number; zone: number }) => {
-    stress += (secs / 3600) * intensity(range) ** 2 * 100;
-  };
-
-  steps.push({
-    type: 'warmup',
-    duration: { type: 'time', secs: warmupSecs },
-    target: target(EASY),
-    label: label('Warm up', EASY),
-  });
-  add(warmupSecs, EASY);
-
-  const { work, recoverySecs = 0 } = plan;
-  const repeats = work ? Math.min(20, Math.floor((mainSecs + recoverySecs) / (work.secs + recoverySecs))) : 0;
-  if (work && repeats >= 1) {
-    const intervalSecs = repeats * work.secs + (repeats - 1) * recoverySecs;
-    steps.push({
-      type: 'interval',
-      repeat: repeats,
-      steps: [
-        { type: 'work', duration: { type: 'time', secs: work.secs }, target: target(work), label: label('Work', work) },
-        ...(recoverySecs > 0
-          ? [
-              {
-                type: 'recovery' as const,
-                duration: { type: 'time' as const, secs: recoverySecs },
-                target: target(EASY),
-                label: label('Recover', EASY),
-              },
-            ]
-          : []),
-      ],
-      label: `${repeats} × ${work.secs / 60} min`,
-    });
-    add(repeats * work.secs, work);
-    add((repeats - 1) * recoverySecs, EASY);
-    const rest = mainSecs - intervalSecs;
-    if (rest >= 60) {
-      steps.push({
-        type: 'steady',
-        duration: { type: 'time', secs: rest },
-        target: target(plan.steady),
-        label: label('Steady', plan.steady),
-      });
-      add(rest, plan.steady);
-    }
-  } else {
-    // No room for one interval (or an intent without intervals): the main set is steady.
-    steps.push({
-      type: 'steady',
-      duration: { type: 'time', secs: mainSecs },
-      target: target(plan.steady),
-      label: label('Steady', plan.steady),
-    });
-    add(mainSecs, plan.steady);
-  }
-
-  steps.push({
-    type: 'cooldown',
-    duration: { type: 'time', secs: cooldownSecs },
-    target: target(EASY),
-    label: label('Cool down', EASY),
-  });
-  add(cooldownSecs, EASY);
+  const layout: Layout = { options, steps: [], stress: 0 };
+  addTimedStep(layout, 'warmup', warmupSecs, EASY, 'Warm up');
+  addMainSet(layout, PLANS[options.intent], mainSecs);
+  addTimedStep(layout, 'cooldown', cooldownSecs, EASY, 'Cool down');
 
   return {
-    structure: { steps },
+    structure: { steps: layout.steps },
     durationSecs: warmupSecs + mainSecs + cooldownSecs,
-    trainingStress: Math.round(stress * 10) / 10,
+    trainingStress: Math.round(layout.stress * 10) / 10,
   };
 }
 
