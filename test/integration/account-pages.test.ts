@@ -1,26 +1,22 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { usePortalBrowser } from '../support/browser.ts';
 import { makeUser, TEST_PASSWORD } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
-let browser: Browser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  browser = await launchBrowser();
 });
 afterAll(async () => {
-  await browser?.close();
   await server.stop();
 });
+const chromium = usePortalBrowser(() => server.url);
 
 describe('sign-up, sign-in and sign-out pages in a real browser', () => {
   it('signs up, is signed in, signs out, and signs in again', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { context, page } = await chromium.newPage();
     await page.goto(`${server.url}/signup`);
     await page.getByLabel('Name').fill('Ada Runner');
     await page.getByLabel('Email').fill('ada@example.test');
@@ -53,13 +49,11 @@ describe('sign-up, sign-in and sign-out pages in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${server.url}/`);
     expect(await page.textContent('main')).toContain('Signed in as');
-    await context.close();
   });
 
   it('shows an error for a wrong password and returns to `next` after signing in', async () => {
     const user = await makeUser(server.db);
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { page } = await chromium.newPage();
     await page.goto(`${server.url}/login?next=${encodeURIComponent('/?from=login')}`);
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill('not the password');
@@ -72,11 +66,10 @@ describe('sign-up, sign-in and sign-out pages in a real browser', () => {
     await page.getByLabel('Password').fill(TEST_PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${server.url}/?from=login`);
-    await context.close();
   });
 
   it('shows field errors on sign-up and keeps what was typed', async () => {
-    const page = await browser.newPage();
+    const { page } = await chromium.newPage();
     await page.goto(`${server.url}/signup`);
     await page.getByLabel('Email').fill('short@example.test');
     await page.getByLabel('Password').evaluate((input: HTMLInputElement) => input.removeAttribute('minlength'));
@@ -85,7 +78,6 @@ describe('sign-up, sign-in and sign-out pages in a real browser', () => {
     await page.waitForSelector('#password-error');
     expect(await page.textContent('#password-error')).toContain('at least 8 characters');
     expect(await page.getByLabel('Email').inputValue()).toBe('short@example.test');
-    await page.close();
   });
 
   it('sends pages with frame-ancestors none and no caching', async () => {

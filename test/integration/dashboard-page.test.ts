@@ -6,12 +6,12 @@
  * points back; every number is compared with what the REST API answers.
  */
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel, RecoveryDay, TrainingLoad } from '@pacer/contract';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
-import { launchBrowser, openSignedInPage } from '../support/browser.ts';
-import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
+import { usePortalBrowser } from '../support/browser.ts';
+import { makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
 import { waitForRecompute } from '../support/recompute.ts';
@@ -33,7 +33,6 @@ const GAP_DAYS_BACK = 28;
 const RIDE_DAYS_BACK = [2, 4, 7, 11, 16];
 
 let server: TestServer;
-let browser: Browser;
 let athlete: User;
 let token: string;
 let today: string;
@@ -136,12 +135,11 @@ beforeAll(async () => {
   today = localDateOf(new Date(), ZONE);
   historyFrom = addDays(today, -(HISTORY_DAYS - 1));
   await seed();
-  browser = await launchBrowser();
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
   await server?.stop();
 });
+const chromium = usePortalBrowser(() => server.url);
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
@@ -157,7 +155,7 @@ async function drawnPoints(chart: Locator, series: string, key: 'data-date' | 'd
 }
 
 async function signedInDashboard(user: User = athlete): Promise<Page> {
-  return (await openSignedInPage(browser, server.url, user, '/dashboard', TEST_PASSWORD)).page;
+  return (await chromium.signedInPage(user, '/dashboard')).page;
 }
 
 describe('the /dashboard page (Chromium)', () => {
@@ -175,7 +173,6 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await region.locator('tr[data-component="sleep"] td').first().textContent()).toBe(
       `${((stored?.components.sleep.value ?? 0) / 3600).toFixed(1)} h`,
     );
-    await page.context().close();
   });
 
   it('draws one recovery point per day with a score, at the stored score, and leaves the other days as gaps', async () => {
@@ -195,7 +192,6 @@ describe('the /dashboard page (Chromium)', () => {
     const path = await chart.locator('.series.score path.line').getAttribute('d');
     expect(path?.match(/M/g)?.length).toBeGreaterThan(1);
     expect(await chart.getAttribute('aria-label')).toContain(`${Object.keys(expected).length} of 90 days`);
-    await page.context().close();
   });
 
   it('draws CTL, ATL and TSB per day at the stored training load, rounded to one decimal', async () => {
@@ -211,7 +207,6 @@ describe('the /dashboard page (Chromium)', () => {
     for (const axis of ['Date', 'Training stress per day']) {
       expect(await chart.locator('text.axis-title', { hasText: axis }).count()).toBe(1);
     }
-    await page.context().close();
   });
 
   it('draws the next 3 days of glycogen at the timeline percents, with the meal and the planned workout marked', async () => {
@@ -237,7 +232,6 @@ describe('the /dashboard page (Chromium)', () => {
     const band = chart.locator(`[data-workout-id="${planned.id}"]`);
     expect(await band.getAttribute('data-kind')).toBe('planned');
     expect(await page.locator('main b, main i').count()).toBe(0);
-    await page.context().close();
   });
 
   it("lists each planned workout's fuel status and advice, and leaves out one that cannot be forecast", async () => {
@@ -262,7 +256,6 @@ describe('the /dashboard page (Chromium)', () => {
       );
     expect(advice).toEqual(fuel.advice.map((item) => ({ at: item.at, carbsG: item.carbsG })));
     expect(await plan.locator('ol.advice li').first().textContent()).toContain(fuel.advice[0]?.reason ?? '?');
-    await page.context().close();
   });
 
   it('stays within a 390 px wide screen, charts scaled and tables scrolling in their own box', async () => {
@@ -290,7 +283,6 @@ describe('the /dashboard page (Chromium)', () => {
     for (const id of ['recovery-today', 'recovery-history', 'training-load', 'fuel']) {
       await page.locator(`section#${id}`).screenshot({ path: `/tmp/dashboard-390-${id}.png` });
     }
-    await page.context().close();
   });
 
   it('shows a note instead of the glycogen forecast while nutrition is off, and says when there is no data', async () => {
@@ -306,7 +298,6 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await fuel.locator('svg').count()).toBe(0);
     expect(await page.getByRole('region', { name: 'Recovery today' }).textContent()).toContain('No recovery score');
     expect(await page.locator('svg.chart').count()).toBe(0);
-    await page.context().close();
   });
 });
 

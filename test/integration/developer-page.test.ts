@@ -1,28 +1,20 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { launchBrowser, openSignedInPage } from '../support/browser.ts';
-import { makeApp, makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
+import { usePortalBrowser } from '../support/browser.ts';
+import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
-let browser: Browser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  browser = await launchBrowser();
 });
 afterAll(async () => {
-  await browser?.close();
   await server.stop();
 });
-
-/** Sign in through the real /login form and land on `path`. */
-function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
-  return openSignedInPage(browser, server.url, user, path, TEST_PASSWORD);
-}
+const chromium = usePortalBrowser(() => server.url);
 
 /** The card of one app: the list item headed by its name. */
 function appCard(page: Page, name: string) {
@@ -56,7 +48,7 @@ describe('/developer lists the signed-in user’s own apps', () => {
     // The built-in developer client is not an app of the portal.
     await mintToken(server.db, owner, { scopes: ['health:read'] });
 
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     const region = page.getByRole('region', { name: 'Your apps' });
     expect(await region.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['My Training Log']);
     const card = await appCard(page, 'My Training Log').textContent();
@@ -65,14 +57,13 @@ describe('/developer lists the signed-in user’s own apps', () => {
     expect(card).toContain('health:read');
     expect(card).toContain('Confidential');
     expect(card).toContain(`${server.url}/api/webhooks/oauth/${mine.clientId}`);
-    await context.close();
   });
 });
 
 describe('creating an app', () => {
   it('shows the client secret and webhook secret once; the database holds only their hashes', async () => {
     const owner = await makeUser(server.db);
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     await fillCreateForm(page, {
       name: 'Ride Importer',
       redirectUris: 'https://rides.example.test/callback\nhttp://127.0.0.1:8765/cb',
@@ -112,12 +103,11 @@ describe('creating an app', () => {
     expect(portal).toContain(clientId);
     expect(portal).not.toContain(clientSecret);
     expect(portal).not.toContain(webhookSecret);
-    await context.close();
   });
 
   it('creates a public app with no client secret and no rotate button', async () => {
     const owner = await makeUser(server.db);
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     await fillCreateForm(page, { name: 'Phone App', redirectUris: 'http://localhost/cb', isPublic: true });
     await page.getByRole('button', { name: 'Create app' }).click();
     await page.waitForURL(`${server.url}/developer/apps`);
@@ -133,12 +123,11 @@ describe('creating an app', () => {
     expect(await card.textContent()).toContain('Public');
     expect(await card.getByRole('button', { name: 'Rotate client secret' }).count()).toBe(0);
     expect(await card.getByRole('button', { name: 'Delete' }).count()).toBe(1);
-    await context.close();
   });
 
   it('re-renders the form with a 400 and the message for an invalid redirect URI, keeping what was typed', async () => {
     const owner = await makeUser(server.db);
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     await fillCreateForm(page, { name: 'Insecure App', redirectUris: 'http://example.test/callback' });
     const [response] = await Promise.all([
       page.waitForResponse(`${server.url}/developer/apps`),
@@ -151,12 +140,11 @@ describe('creating an app', () => {
     expect(await page.getByLabel('Redirect URIs').inputValue()).toBe('http://example.test/callback');
     const apps = await server.db.selectFrom('oauthClients').select('id').where('ownerUserId', '=', owner.id).execute();
     expect(apps).toEqual([]);
-    await context.close();
   });
 
   it('re-renders the form with a 400 when the name is missing', async () => {
     const owner = await makeUser(server.db);
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     await fillCreateForm(page, { name: '   ', redirectUris: 'https://ok.example.test/cb' });
     const [response] = await Promise.all([
       page.waitForResponse(`${server.url}/developer/apps`),
@@ -165,7 +153,6 @@ describe('creating an app', () => {
     expect(response.status()).toBe(400);
     expect(await page.locator('#name-error').textContent()).toContain('1-200 characters');
     expect(await page.getByLabel('Redirect URIs').inputValue()).toBe('https://ok.example.test/cb');
-    await context.close();
   });
 });
 
@@ -176,7 +163,7 @@ describe('managing an app', () => {
     const oldHash = app.clientSecretHash;
     expect(oldHash).not.toBeNull();
 
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     await appCard(page, 'Rotating App').getByRole('button', { name: 'Rotate client secret' }).click();
     await page.waitForURL(`${server.url}/developer/apps/${app.clientId}/rotate-secret`);
     const secret = (await page.locator('#client-secret').textContent()) ?? '';
@@ -188,7 +175,6 @@ describe('managing an app', () => {
 
     await page.goto(`${server.url}/developer`);
     expect(await page.content()).not.toContain(secret);
-    await context.close();
   });
 
   it('deletes an app: it is gone, with its grants, and its tokens stop working', async () => {
@@ -200,7 +186,7 @@ describe('managing an app', () => {
     const body = { date: '2026-10-05', hrv: 55 };
     expect((await call(server.url, 'POST', '/api/wellness', { token: minted.token, body })).status).toBe(201);
 
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     await appCard(page, 'Doomed App').getByRole('button', { name: 'Delete' }).click();
     await page.waitForURL(`${server.url}/developer?notice=deleted`);
     expect(await page.getByRole('status').textContent()).toContain('App deleted');
@@ -211,7 +197,6 @@ describe('managing an app', () => {
     const grants = await server.db.selectFrom('oauthGrants').select('id').where('id', '=', minted.grantId).execute();
     expect(grants).toEqual([]);
     expect((await call(server.url, 'POST', '/api/wellness', { token: minted.token, body })).status).toBe(401);
-    await context.close();
   });
 
   it("answers 404 for another user's app and changes nothing", async () => {
@@ -219,7 +204,7 @@ describe('managing an app', () => {
     const intruder = await makeUser(server.db);
     const app = await makeApp(server.db, owner, 'Guarded App');
 
-    const { context, page } = await signedInPage(intruder, '/developer');
+    const { context, page } = await chromium.signedInPage(intruder, '/developer');
     const csrf = (await context.cookies()).find((cookie) => cookie.name === 'pacer_csrf')?.value ?? '';
     expect(csrf).not.toBe('');
     for (const action of ['rotate-secret', 'delete']) {
@@ -232,20 +217,18 @@ describe('managing an app', () => {
     const row = await clientRow(app.clientId);
     expect(row?.clientSecretHash).toBe(app.clientSecretHash);
     expect(await page.content()).not.toContain('Guarded App');
-    await context.close();
   });
 
   it('refuses portal POSTs without the CSRF token', async () => {
     const owner = await makeUser(server.db);
     const app = await makeApp(server.db, owner, 'Csrf App');
-    const { context, page } = await signedInPage(owner, '/developer');
+    const { page } = await chromium.signedInPage(owner, '/developer');
     const res = await page.request.post(`${server.url}/developer/apps/${app.clientId}/delete`, {
       form: { _csrf: 'forged-value-forged-value-forged-value' },
       maxRedirects: 0,
     });
     expect(res.status()).toBe(403);
     expect(await clientRow(app.clientId)).toBeDefined();
-    await context.close();
   });
 });
 
@@ -255,10 +238,9 @@ describe('/developer requires a session', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/login?next=%2Fdeveloper');
 
-    const page = await browser.newPage();
+    const { page } = await chromium.newPage();
     await page.goto(`${server.url}/developer`);
     await page.waitForURL(`${server.url}/login?next=%2Fdeveloper`);
     expect(await page.getByRole('button', { name: 'Sign in' }).count()).toBe(1);
-    await page.close();
   });
 });

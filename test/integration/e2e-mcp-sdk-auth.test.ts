@@ -8,20 +8,19 @@
  */
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { makeUser } from '../support/factories.ts';
 import { call } from '../support/http.ts';
-import { authorizeAs, signIn, tokenRequest } from '../support/oauth-flow.ts';
+import { startSignedIn } from '../support/oauth-fixture.ts';
+import { authorizeAs, tokenRequest, type CookieJar } from '../support/oauth-flow.ts';
 import { MemoryOAuthProvider } from '../support/mcp-client.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
-let user: User;
+/** The session of the admin, who owns the clients the assistants register. */
+let jar: CookieJar;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  user = await makeUser(server.db, { admin: true });
+  ({ server, jar } = await startSignedIn({ user: { admin: true } }));
 });
 afterAll(async () => {
   await server.stop();
@@ -42,7 +41,6 @@ describe('MCP SDK client auth()', () => {
     expect(authorizationUrl.searchParams.get('resource')).toBe(server.config.mcpResource);
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
 
-    const jar = await signIn(server.url, user.email);
     const approved = await authorizeAs(jar, authorizationUrl.toString());
     const code = approved.location?.searchParams.get('code');
     expect(approved.location?.searchParams.get('iss')).toBe(server.config.baseUrl);

@@ -14,13 +14,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InvalidGrantError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MCP_SCOPES, type McpStats, type Workout } from '@pacer/contract';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { ALL_TOOLS } from '../../server/src/mcp/registry.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
 import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { usePortalBrowser } from '../support/browser.ts';
 import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
@@ -36,24 +36,23 @@ import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
-let browser: Browser;
 let person: BrowserContext;
 let callbacks: CallbackListener;
 let athlete: User;
 let admin: User;
 let signedIn = false;
 
+// Launched before the hooks below and closed after them: `person` is one context (one session) throughout.
+const chromium = usePortalBrowser(() => server.url);
 beforeAll(async () => {
   server = await startTestServer();
   admin = await makeUser(server.db, { admin: true }); // owner of registered clients
   athlete = await makeUser(server.db, { timeZone: 'Europe/Berlin' });
-  browser = await launchBrowser();
-  person = await browser.newContext();
+  person = await chromium.browser.newContext();
   callbacks = await listenForCallbacks();
 });
 afterAll(async () => {
   await person?.close();
-  await browser?.close();
   await callbacks?.close();
   await server?.stop();
 });

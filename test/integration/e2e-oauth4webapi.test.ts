@@ -16,10 +16,10 @@
  * at the token endpoint (see "known deviations").
  */
 import * as oauth from 'oauth4webapi';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { usePortalBrowser } from '../support/browser.ts';
 import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, TEST_PASSWORD } from '../support/factories.ts';
 import { authorizeAs, registerClient, signIn, type TestClient } from '../support/oauth-flow.ts';
@@ -29,7 +29,6 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
 let server: TestServer;
-let browser: Browser;
 let callbacks: CallbackListener;
 let app: TestClient;
 let as: oauth.AuthorizationServer;
@@ -37,7 +36,6 @@ let client: oauth.Client;
 
 beforeAll(async () => {
   server = await startTestServer({ PACER_REFRESH_TOKEN_TTL: '86400' });
-  browser = await launchBrowser();
   callbacks = await listenForCallbacks();
   const owner = await makeUser(server.db);
   app = await registerClient(server.db, owner, { redirectUri: callbacks.redirectUri, name: 'oauth4webapi client' });
@@ -45,10 +43,10 @@ beforeAll(async () => {
   as = await discover();
 });
 afterAll(async () => {
-  await browser?.close();
   await callbacks?.close();
   await server?.stop();
 });
+const chromium = usePortalBrowser(() => server.url);
 
 /** RFC 8414 §3: oauth4webapi derives the metadata URL and checks the returned issuer against it. */
 async function discover(): Promise<oauth.AuthorizationServer> {
@@ -145,43 +143,38 @@ describe('approve in Chromium, exchange, refresh, revoke', () => {
   it('signs in and approves in Chromium, passes validateAuthResponse (state, iss), and the code buys a token that reads /api/wellness', async () => {
     const user = await makeUser(server.db);
     const request = await authorizationRequest('health:read');
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      const started = performance.now();
-      const callback = await signInAndDecide(page, user, request.url, 'Approve');
-      const inBrowser = performance.now();
+    const { page } = await chromium.newPage();
+    const started = performance.now();
+    const callback = await signInAndDecide(page, user, request.url, 'Approve');
+    const inBrowser = performance.now();
 
-      // RFC 9207 §2.4 and RFC 6749 §10.12: iss and state are checked before the code is used.
-      const params = oauth.validateAuthResponse(as, client, callback, request.state);
-      expect(params.get('iss')).toBe(server.config.baseUrl);
-      tokens = await oauth.processAuthorizationCodeResponse(
+    // RFC 9207 §2.4 and RFC 6749 §10.12: iss and state are checked before the code is used.
+    const params = oauth.validateAuthResponse(as, client, callback, request.state);
+    expect(params.get('iss')).toBe(server.config.baseUrl);
+    tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
         as,
         client,
-        await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          oauth.ClientSecretPost(clientSecret()),
-          params,
-          callbacks.redirectUri,
-          request.codeVerifier,
-          insecure,
-        ),
-      );
-      const done = performance.now();
-      console.info(
-        `authorize + sign-in + consent + token: ${(done - started).toFixed(0)} ms ` +
-          `(browser ${(inBrowser - started).toFixed(0)} ms, token exchange ${(done - inBrowser).toFixed(0)} ms)`,
-      );
+        oauth.ClientSecretPost(clientSecret()),
+        params,
+        callbacks.redirectUri,
+        request.codeVerifier,
+        insecure,
+      ),
+    );
+    const done = performance.now();
+    console.info(
+      `authorize + sign-in + consent + token: ${(done - started).toFixed(0)} ms ` +
+        `(browser ${(inBrowser - started).toFixed(0)} ms, token exchange ${(done - inBrowser).toFixed(0)} ms)`,
+    );
 
-      expect(tokens.token_type).toBe('bearer');
-      expect(tokens.scope).toBe('health:read');
-      expect(tokens.expires_in).toBe(server.config.accessTokenTtlSecs);
-      expect(tokens.refresh_token).toEqual(expect.any(String));
-      expect(await wellnessStatus(tokens.access_token)).toBe(200);
-    } finally {
-      await context.close();
-    }
+    expect(tokens.token_type).toBe('bearer');
+    expect(tokens.scope).toBe('health:read');
+    expect(tokens.expires_in).toBe(server.config.accessTokenTtlSecs);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    expect(await wellnessStatus(tokens.access_token)).toBe(200);
   });
 
   it('refreshes with rotation: a new refresh token, and the new access token reads /api/wellness', async () => {
@@ -236,25 +229,20 @@ describe('denial', () => {
   it('surfaces a Deny click as access_denied from validateAuthResponse, after checking state and iss', async () => {
     const user = await makeUser(server.db);
     const request = await authorizationRequest('health:read');
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      const callback = await signInAndDecide(page, user, request.url, 'Deny');
-      expect(callback.searchParams.get('code')).toBeNull();
+    const { page } = await chromium.newPage();
+    const callback = await signInAndDecide(page, user, request.url, 'Deny');
+    expect(callback.searchParams.get('code')).toBeNull();
 
-      let denied: unknown;
-      try {
-        oauth.validateAuthResponse(as, client, callback, request.state);
-      } catch (error) {
-        denied = error;
-      }
-      expect(denied).toBeInstanceOf(oauth.AuthorizationResponseError);
-      expect((denied as oauth.AuthorizationResponseError).error).toBe('access_denied');
-      expect((denied as oauth.AuthorizationResponseError).cause.get('state')).toBe(request.state);
-      expect((denied as oauth.AuthorizationResponseError).cause.get('iss')).toBe(server.config.baseUrl);
-    } finally {
-      await context.close();
+    let denied: unknown;
+    try {
+      oauth.validateAuthResponse(as, client, callback, request.state);
+    } catch (error) {
+      denied = error;
     }
+    expect(denied).toBeInstanceOf(oauth.AuthorizationResponseError);
+    expect((denied as oauth.AuthorizationResponseError).error).toBe('access_denied');
+    expect((denied as oauth.AuthorizationResponseError).cause.get('state')).toBe(request.state);
+    expect((denied as oauth.AuthorizationResponseError).cause.get('iss')).toBe(server.config.baseUrl);
   });
 });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** Every log line the server writes, parsed. */
 const lines: Record<string, unknown>[] = [];
@@ -42,7 +43,15 @@ describe('request logging', () => {
       body: new URLSearchParams({ _csrf: csrf, email: user.email, password: TEST_PASSWORD }),
       redirect: 'manual',
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A request's line is written when its response has finished, which may be after the client has it.
+    const loggedLogin = (line: Record<string, unknown>) => {
+      const req = line['req'] as { method?: unknown; path?: unknown } | undefined;
+      return req?.method === 'POST' && req.path === '/login';
+    };
+    await waitFor(
+      () => Promise.resolve(lines.some((line) => line['requestId'] === 'trace-me-1') && lines.some(loggedLogin)),
+      'the log lines of both requests',
+    );
 
     const traced = lines.find((line) => line['requestId'] === 'trace-me-1');
     expect(traced).toMatchObject({ msg: 'request completed', res: { statusCode: 201 } });

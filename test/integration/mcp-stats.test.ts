@@ -4,15 +4,15 @@
  * `/admin` page drawing the same numbers, and the purge of old records.
  */
 import { type McpStats, McpStatsSchema, type Problem } from '@pacer/contract';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { purgeExpired } from '../../server/src/modules/accounts/maintenance.service.ts';
 import { insertMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
 import { insertClient } from '../../server/src/modules/oauth/client.repository.ts';
-import { launchBrowser, openSignedInPage } from '../support/browser.ts';
-import { makeApp, makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
+import { usePortalBrowser } from '../support/browser.ts';
+import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { signIn } from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -266,17 +266,7 @@ describe('who may read the stats', () => {
 });
 
 describe('the /admin page (Chromium)', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-
-  function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
-    return openSignedInPage(browser, server.url, user, path, TEST_PASSWORD);
-  }
+  const chromium = usePortalBrowser(() => server.url);
 
   /** The bars as drawn: tool -> percentile -> milliseconds. */
   async function drawnBars(page: Page): Promise<Record<string, Record<string, number>>> {
@@ -298,7 +288,7 @@ describe('the /admin page (Chromium)', () => {
   }
 
   it("draws each tool's p50, p95 and p99 as bars with the stats' values", async () => {
-    const { context, page } = await signedInPage(admin, '/admin');
+    const { page } = await chromium.signedInPage(admin, '/admin');
     expect(await drawnBars(page)).toEqual(barsOf(EXPECTED_24H.byTool));
     // Longer bars for longer latencies, on one scale.
     const width = (tool: string, percentile: string) =>
@@ -312,26 +302,23 @@ describe('the /admin page (Chromium)', () => {
     expect(await clients.locator('b').count()).toBe(0);
     const errors = page.getByRole('region', { name: 'Errors by code' });
     expect(await errors.textContent()).toMatch(/rate_limited\s*2/);
-    await context.close();
   });
 
   it('switches the window with the selector', async () => {
-    const { context, page } = await signedInPage(admin, '/admin');
+    const { page } = await chromium.signedInPage(admin, '/admin');
     await page.getByRole('navigation', { name: 'Time window' }).getByRole('link', { name: '7 days' }).click();
     await page.waitForURL(`${server.url}/admin?windowHours=168`);
     const current = page.locator('nav[aria-label="Time window"] a[aria-current="page"]');
     expect(await current.textContent()).toBe('7 days');
     expect((await drawnBars(page))['get_profile']).toEqual({ p50: 35, p95: 762.5, p99: 952.5 });
-    await context.close();
   });
 
   it('answers a signed-in non-admin with a 403 page', async () => {
-    const { context, page } = await signedInPage(athlete, '/admin');
+    const { page } = await chromium.signedInPage(athlete, '/admin');
     const response = await page.goto(`${server.url}/admin`);
     expect(response?.status()).toBe(403);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Forbidden');
     expect(await page.locator('svg').count()).toBe(0);
-    await context.close();
   });
 
   it('sends a visitor who is not signed in to /login and back', async () => {

@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { makeUser } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
+  authorizationRequest,
   authorizeAs,
-  authorizeUrl,
   issueCode,
   pkcePair,
   registerClient,
@@ -22,7 +23,7 @@ import {
   type CookieJar,
   type TestClient,
 } from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let athlete: User;
@@ -30,10 +31,7 @@ let jar: CookieJar;
 let app: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer({ PACER_REFRESH_TOKEN_TTL: '86400' });
-  athlete = await makeUser(server.db);
-  jar = await signIn(server.url, athlete.email);
-  app = await registerClient(server.db, athlete);
+  ({ server, user: athlete, jar, app } = await startOAuthFixture({ env: { PACER_REFRESH_TOKEN_TTL: '86400' } }));
 });
 afterAll(async () => {
   await server.stop();
@@ -41,16 +39,7 @@ afterAll(async () => {
 
 describe('authorization request (§4.1.1)', () => {
   it('sends a signed-out user to /login and back to the same request', async () => {
-    const { challenge } = pkcePair();
-    const url = authorizeUrl(server.url, {
-      response_type: 'code',
-      client_id: app.clientId,
-      redirect_uri: app.redirectUri,
-      scope: 'health:read',
-      state: 'abc',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
+    const url = authorizationRequest(server.url, app, { state: 'abc' });
     const res = await fetch(url, { redirect: 'manual' });
     expect(res.status).toBe(303);
     const location = new URL(res.headers.get('location') ?? '', server.url);
@@ -59,19 +48,9 @@ describe('authorization request (§4.1.1)', () => {
   });
 
   it('shows a consent page naming the app, the redirect host and each scope in plain words', async () => {
-    const { challenge } = pkcePair();
     const result = await authorizeAs(
       jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read nutrition:write',
-        state: 'abc',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        prompt: 'consent',
-      }),
+      authorizationRequest(server.url, app, { scope: 'health:read nutrition:write', state: 'abc', prompt: 'consent' }),
       'stop',
     );
     expect(result.status).toBe(200);
@@ -79,18 +58,10 @@ describe('authorization request (§4.1.1)', () => {
     expect(result.body).toContain('client.example.test');
     expect(result.body).toContain('Read your daily wellness metrics');
     expect(result.body).toContain('Log calories, macros and meal items');
-    const raw = await fetch(
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        prompt: 'consent',
-      }),
-      { headers: { cookie: jar.header() }, redirect: 'manual' },
-    );
+    const raw = await fetch(authorizationRequest(server.url, app, { prompt: 'consent' }), {
+      headers: { cookie: jar.header() },
+      redirect: 'manual',
+    });
     expect(raw.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(raw.headers.get('cache-control')).toBe('no-store');
     expect(await raw.text()).toContain('name="_csrf"');
@@ -120,24 +91,14 @@ describe('authorization request (§4.1.1)', () => {
   });
 
   it('approves with a code, the state and iss; denies with access_denied, the state and iss', async () => {
-    const { challenge } = pkcePair();
-    const base = {
-      response_type: 'code',
-      client_id: app.clientId,
-      redirect_uri: app.redirectUri,
-      scope: 'profile:read',
-      state: 'xyz 1',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      prompt: 'consent',
-    };
-    const approved = await authorizeAs(jar, authorizeUrl(server.url, base), 'approve');
+    const request = authorizationRequest(server.url, app, { scope: 'profile:read', state: 'xyz 1', prompt: 'consent' });
+    const approved = await authorizeAs(jar, request, 'approve');
     expect(approved.status).toBe(303);
     expect(approved.location?.origin + (approved.location?.pathname ?? '')).toBe(app.redirectUri);
     expect(approved.location?.searchParams.get('code')).toMatch(/^pac_/);
     expect(approved.location?.searchParams.get('state')).toBe('xyz 1');
     expect(approved.location?.searchParams.get('iss')).toBe(server.config.baseUrl);
-    const denied = await authorizeAs(jar, authorizeUrl(server.url, base), 'deny');
+    const denied = await authorizeAs(jar, request, 'deny');
     expect(denied.location?.searchParams.get('error')).toBe('access_denied');
     expect(denied.location?.searchParams.get('state')).toBe('xyz 1');
     expect(denied.location?.searchParams.get('iss')).toBe(server.config.baseUrl);
@@ -147,18 +108,7 @@ describe('authorization request (§4.1.1)', () => {
   it('remembers consent: the same scopes skip the page; a new scope shows it again', async () => {
     const other = await makeUser(server.db);
     const otherJar = await signIn(server.url, other.email);
-    const request = (scope: string) => {
-      const { challenge } = pkcePair();
-      return authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope,
-        state: 's',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      });
-    };
+    const request = (scope: string) => authorizationRequest(server.url, app, { scope, state: 's' });
     expect((await authorizeAs(otherJar, request('health:read'), 'stop')).status).toBe(200);
     await authorizeAs(otherJar, request('health:read'), 'approve');
     const again = await authorizeAs(otherJar, request('health:read'), 'stop');
@@ -172,19 +122,10 @@ describe('authorization request (§4.1.1)', () => {
     ['a redirect_uri that was not registered', { redirect_uri: 'https://evil.example/cb' }],
     ['a redirect_uri that differs by a trailing slash', { redirect_uri: 'https://client.example.test/callback/' }],
   ])('renders a 400 page and never redirects for %s', async (_label, override) => {
-    const { challenge } = pkcePair();
-    const res = await fetch(
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        ...override,
-      }),
-      { headers: { cookie: jar.header() }, redirect: 'manual' },
-    );
+    const res = await fetch(authorizationRequest(server.url, app, override), {
+      headers: { cookie: jar.header() },
+      redirect: 'manual',
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
     expect(await res.text()).toContain('not valid');
@@ -195,19 +136,9 @@ describe('authorization request (§4.1.1)', () => {
     ['invalid_scope', { scope: 'health:read everything' }],
     ['invalid_scope', { scope: '' }],
   ])('redirects with %s', async (error, override) => {
-    const { challenge } = pkcePair();
     const result = await authorizeAs(
       jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: app.redirectUri,
-        scope: 'health:read',
-        state: 'keep-me',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        ...override,
-      }),
+      authorizationRequest(server.url, app, { state: 'keep-me', ...override }),
       'stop',
     );
     expect(result.status).toBe(303);
@@ -221,17 +152,9 @@ describe('authorization request (§4.1.1)', () => {
       scopes: ['health:read'],
       redirectUri: 'https://narrow.example.test/cb',
     });
-    const { challenge } = pkcePair();
     const result = await authorizeAs(
       jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: narrow.clientId,
-        redirect_uri: narrow.redirectUri,
-        scope: 'health:read health:write',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      }),
+      authorizationRequest(server.url, narrow, { scope: 'health:read health:write' }),
       'stop',
     );
     expect(result.location?.searchParams.get('error')).toBe('invalid_scope');
@@ -342,17 +265,7 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
     const { verifier, challenge } = pkcePair();
     const issue = async () =>
       (
-        await authorizeAs(
-          jar,
-          authorizeUrl(server.url, {
-            response_type: 'code',
-            client_id: app.clientId,
-            redirect_uri: app.redirectUri,
-            scope: 'health:read',
-            code_challenge: challenge,
-            code_challenge_method: 'S256',
-          }),
-        )
+        await authorizeAs(jar, authorizationRequest(server.url, app, { code_challenge: challenge }))
       ).location?.searchParams.get('code') ?? '';
     const stolen = await tokenRequest(server.url, {
       grant_type: 'authorization_code',
@@ -418,13 +331,10 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
 
 describe('refresh-token lifetime', () => {
   it('without a limit (PACER_REFRESH_TOKEN_TTL=0) the response has no refresh_token_expires_in', async () => {
-    const unlimited = await startTestServer({ PACER_REFRESH_TOKEN_TTL: '0' });
+    const env = { PACER_REFRESH_TOKEN_TTL: '0' };
+    const { server: unlimited, jar: ownerJar, app: client } = await startOAuthFixture({ env });
     try {
-      const owner = await makeUser(unlimited.db);
-      const client = await registerClient(unlimited.db, owner);
-      const { tokens } = await runCodeFlow(unlimited.url, await signIn(unlimited.url, owner.email), client, {
-        scope: 'health:read',
-      });
+      const { tokens } = await runCodeFlow(unlimited.url, ownerJar, client, { scope: 'health:read' });
       expect(tokens.body['refresh_token']).toBeTruthy();
       expect(tokens.body).not.toHaveProperty('refresh_token_expires_in');
       const stored = await unlimited.db.selectFrom('oauthRefreshTokens').select('expiresAt').executeTakeFirstOrThrow();

@@ -6,17 +6,10 @@
  * §2.2.1 errors (invalid_client 401, invalid_request).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeUser } from '../support/factories.ts';
 import { call } from '../support/http.ts';
-import {
-  registerClient,
-  runCodeFlow,
-  signIn,
-  tokenRequest,
-  type CookieJar,
-  type TestClient,
-} from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
+import { registerClient, runCodeFlow, tokenRequest, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let jar: CookieJar;
@@ -24,11 +17,9 @@ let app: TestClient;
 let other: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  const user = await makeUser(server.db);
-  jar = await signIn(server.url, user.email);
-  app = await registerClient(server.db, user);
-  other = await registerClient(server.db, user, { redirectUri: 'https://other.example.test/cb' });
+  const fixture = await startOAuthFixture();
+  ({ server, jar, app } = fixture);
+  other = await registerClient(server.db, fixture.user, { redirectUri: 'https://other.example.test/cb' });
 });
 afterAll(async () => {
   await server.stop();

@@ -4,40 +4,35 @@
  * §4.5 / §4.6 the verifier on the token request, checked against the stored challenge.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeUser } from '../support/factories.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
+  authorizationRequest,
   authorizeAs,
-  authorizeUrl,
   pkcePair,
-  registerClient,
-  signIn,
   tokenRequest,
+  type AuthorizeQuery,
   type CookieJar,
   type TestClient,
 } from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let jar: CookieJar;
 let app: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  const user = await makeUser(server.db);
-  jar = await signIn(server.url, user.email);
-  app = await registerClient(server.db, user, { isPublic: true, redirectUri: 'http://127.0.0.1/cb' });
+  ({ server, jar, app } = await startOAuthFixture({ client: { isPublic: true, redirectUri: 'http://127.0.0.1/cb' } }));
 });
 afterAll(async () => {
   await server.stop();
 });
 
-const request = (override: Record<string, string | undefined>) =>
-  authorizeUrl(server.url, {
-    response_type: 'code',
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope: 'health:read',
+/** No PKCE parameters unless `override` brings them. */
+const request = (override: AuthorizeQuery) =>
+  authorizationRequest(server.url, app, {
     state: 'pkce',
+    code_challenge: undefined,
+    code_challenge_method: undefined,
     ...override,
   });
 

@@ -6,16 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
-import { makeUser } from '../support/factories.ts';
-import {
-  registerClient,
-  runCodeFlow,
-  signIn,
-  tokenRequest,
-  type CookieJar,
-  type TestClient,
-} from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
+import { registerClient, runCodeFlow, tokenRequest, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let user: User;
@@ -23,10 +16,7 @@ let jar: CookieJar;
 let app: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  user = await makeUser(server.db);
-  jar = await signIn(server.url, user.email);
-  app = await registerClient(server.db, user);
+  ({ server, user, jar, app } = await startOAuthFixture());
 });
 afterAll(async () => {
   await server.stop();

@@ -12,17 +12,16 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/http.ts';
-import { makeUser } from '../support/factories.ts';
+import { startSignedIn } from '../support/oauth-fixture.ts';
 import {
+  authorizationRequest,
   authorizeAs,
-  authorizeUrl,
   pkcePair,
-  signIn,
   tokenRequest,
   type AuthorizeResult,
   type CookieJar,
 } from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 const CURSOR_APP = 'cursor://anysphere.cursor-mcp/oauth/callback';
 const CURSOR_REDIRECT_URIS = [
@@ -35,9 +34,7 @@ let server: TestServer;
 let jar: CookieJar;
 
 beforeAll(async () => {
-  server = await startTestServer({ PACER_DCR_RATE_LIMIT_PER_HOUR: '0' });
-  const user = await makeUser(server.db, { admin: true });
-  jar = await signIn(server.url, user.email);
+  ({ server, jar } = await startSignedIn({ env: { PACER_DCR_RATE_LIMIT_PER_HOUR: '0' }, user: { admin: true } }));
 });
 afterAll(async () => {
   await server.stop();
@@ -65,17 +62,11 @@ async function authorizeNative(
   const { verifier, challenge } = pkcePair();
   const result = await authorizeAs(
     jar,
-    authorizeUrl(server.url, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: 'health:read',
-      state: 'native-state',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      resource: server.config.mcpResource,
-      prompt: 'consent',
-    }),
+    authorizationRequest(
+      server.url,
+      { clientId, redirectUri },
+      { state: 'native-state', code_challenge: challenge, resource: server.config.mcpResource, prompt: 'consent' },
+    ),
     decision,
   );
   return { result, verifier };

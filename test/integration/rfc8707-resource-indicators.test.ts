@@ -11,21 +11,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { makeUser } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
+  authorizationRequest,
   authorizeAs,
-  authorizeUrl,
   issueCode,
-  pkcePair,
   registerClient,
   runCodeFlow,
-  signIn,
   tokenRequest,
   type CookieJar,
   type TestClient,
 } from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let user: User;
@@ -33,30 +31,16 @@ let jar: CookieJar;
 let app: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  user = await makeUser(server.db);
-  jar = await signIn(server.url, user.email);
-  app = await registerClient(server.db, user, { isPublic: true, redirectUri: 'http://127.0.0.1:33418/cb' });
+  ({ server, user, jar, app } = await startOAuthFixture({
+    client: { isPublic: true, redirectUri: 'http://127.0.0.1:33418/cb' },
+  }));
 });
 afterAll(async () => {
   await server.stop();
 });
 
 const authorizeWith = (resource: string | undefined, scope = 'health:read', client: TestClient = app) =>
-  authorizeAs(
-    jar,
-    authorizeUrl(server.url, {
-      response_type: 'code',
-      client_id: client.clientId,
-      redirect_uri: client.redirectUri,
-      scope,
-      state: 'r',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      resource,
-    }),
-    'stop',
-  );
+  authorizeAs(jar, authorizationRequest(server.url, client, { scope, state: 'r', resource }), 'stop');
 
 describe('resource on the authorization request', () => {
   it.each([
@@ -72,15 +56,8 @@ describe('resource on the authorization request', () => {
   });
 
   it('refuses two resources at once', async () => {
-    const url = `${authorizeUrl(server.url, {
-      response_type: 'code',
-      client_id: app.clientId,
-      redirect_uri: app.redirectUri,
-      scope: 'health:read',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      resource: server.config.baseUrl,
-    })}&resource=${encodeURIComponent(server.config.mcpResource)}`;
+    const single = authorizationRequest(server.url, app, { resource: server.config.baseUrl });
+    const url = `${single}&resource=${encodeURIComponent(server.config.mcpResource)}`;
     const result = await authorizeAs(jar, url, 'stop');
     expect(result.location?.searchParams.get('error')).toBe('invalid_request');
   });
@@ -88,14 +65,7 @@ describe('resource on the authorization request', () => {
   it('ignores the port of a loopback redirect URI (RFC 8252 §7.3)', async () => {
     const result = await authorizeAs(
       jar,
-      authorizeUrl(server.url, {
-        response_type: 'code',
-        client_id: app.clientId,
-        redirect_uri: 'http://127.0.0.1:50123/cb',
-        scope: 'health:read',
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-      }),
+      authorizationRequest(server.url, app, { redirect_uri: 'http://127.0.0.1:50123/cb' }),
       'stop',
     );
     expect(result.status).toBe(200);
@@ -291,25 +261,11 @@ describe('a trailing slash in resource (some MCP hosts send one)', () => {
 
 describe('PACER_MCP_CLIENT_ALLOWLIST', () => {
   it('refuses MCP authorization for clients not on the list, and allows REST for them', async () => {
-    const listed = await startTestServer({ PACER_MCP_CLIENT_ALLOWLIST: 'pc_someone_else' });
+    const env = { PACER_MCP_CLIENT_ALLOWLIST: 'pc_someone_else' };
+    const { server: listed, jar: listedJar, app: client } = await startOAuthFixture({ env });
     try {
-      const owner = await makeUser(listed.db);
-      const listedJar = await signIn(listed.url, owner.email);
-      const client = await registerClient(listed.db, owner);
       const request = (resource: string | undefined) =>
-        authorizeAs(
-          listedJar,
-          authorizeUrl(listed.url, {
-            response_type: 'code',
-            client_id: client.clientId,
-            redirect_uri: client.redirectUri,
-            scope: 'health:read',
-            code_challenge: pkcePair().challenge,
-            code_challenge_method: 'S256',
-            resource,
-          }),
-          'stop',
-        );
+        authorizeAs(listedJar, authorizationRequest(listed.url, client, { resource }), 'stop');
       expect((await request(listed.config.mcpResource)).location?.searchParams.get('error')).toBe(
         'unauthorized_client',
       );

@@ -8,45 +8,34 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
+  authorizationRequest,
   authorizeAs,
-  authorizeUrl,
   CookieJar,
-  pkcePair,
-  registerClient,
   signIn,
+  type AuthorizeQuery,
   type TestClient,
 } from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let user: User;
+let jar: CookieJar;
 let app: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  user = await makeUser(server.db, { name: 'Iss Tester' });
-  app = await registerClient(server.db, user);
+  ({ server, user, jar, app } = await startOAuthFixture({ user: { name: 'Iss Tester' } }));
 });
 afterAll(async () => {
   await server.stop();
 });
 
-const url = (override: Record<string, string | undefined> = {}) =>
-  authorizeUrl(server.url, {
-    response_type: 'code',
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope: 'profile:read',
-    state: 'st',
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    ...override,
-  });
+const url = (override: AuthorizeQuery = {}) =>
+  authorizationRequest(server.url, app, { scope: 'profile:read', state: 'st', ...override });
 
 describe('iss on authorization responses', () => {
   it('is on the code response and on error responses, equal to the discovery issuer', async () => {
-    const jar = await signIn(server.url, user.email);
     const ok = await authorizeAs(jar, url());
     const failed = await authorizeAs(jar, url({ scope: 'nope:nope' }), 'stop');
     for (const result of [ok, failed]) expect(result.location?.searchParams.get('iss')).toBe(server.config.baseUrl);

@@ -21,16 +21,10 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { makeUser } from '../support/factories.ts';
-import {
-  authorizeAs,
-  registerClient,
-  signIn,
-  tokenRequest,
-  type CookieJar,
-  type TestClient,
-} from '../support/oauth-flow.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { startOAuthFixture } from '../support/oauth-fixture.ts';
+import { authorizeAs, registerClient, tokenRequest, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
+import type { TestServer } from '../support/test-server.ts';
+import { sleep } from '../support/wait.ts';
 
 const REFRESH_TTL_SECS = 86_400;
 
@@ -40,10 +34,8 @@ let jar: CookieJar;
 let app: TestClient;
 
 beforeAll(async () => {
-  server = await startTestServer({ PACER_REFRESH_TOKEN_TTL: String(REFRESH_TTL_SECS) });
-  athlete = await makeUser(server.db);
-  jar = await signIn(server.url, athlete.email);
-  app = await registerClient(server.db, athlete);
+  const fixture = await startOAuthFixture({ env: { PACER_REFRESH_TOKEN_TTL: String(REFRESH_TTL_SECS) } });
+  ({ server, user: athlete, jar, app } = fixture);
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -225,7 +217,7 @@ describe('createOAuthPacerClient: refresh on 401 (RFC 6749 §6, rotation)', () =
       tokens: initial,
       onTokens: async (tokens) => {
         // A slow store: the retries must still wait for it.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
         handed.push(tokens);
         events.push('onTokens');
       },

@@ -1,28 +1,20 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { User } from '../../server/src/db/tables.ts';
 import { generateSecret, sha256Hex } from '../../server/src/lib/crypto.ts';
-import { launchBrowser, openSignedInPage } from '../support/browser.ts';
+import { usePortalBrowser } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
-let browser: Browser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  browser = await launchBrowser();
 });
 afterAll(async () => {
-  await browser?.close();
   await server.stop();
 });
-
-/** Sign in through the real /login form and land on `path`. */
-function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
-  return openSignedInPage(browser, server.url, user, path, TEST_PASSWORD);
-}
+const chromium = usePortalBrowser(() => server.url);
 
 /** The card of one grant: the list item headed by `title`. */
 function grantCard(page: Page, title: string) {
@@ -72,7 +64,7 @@ describe('/settings lists the connected apps', () => {
       client: await makeApp(server.db, developer, 'Other'),
     });
 
-    const { context, page } = await signedInPage(athlete, '/settings');
+    const { page } = await chromium.signedInPage(athlete, '/settings');
     const apps = page.getByRole('region', { name: 'Apps' });
     const headings = await apps.getByRole('heading', { level: 3 }).allTextContents();
     expect(headings.sort()).toEqual(['Coach Assistant', 'Strava Sync']);
@@ -94,15 +86,13 @@ describe('/settings lists the connected apps', () => {
     const developerTokens = page.getByRole('region', { name: 'Developer tokens' });
     expect(await developerTokens.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['Developer token']);
     expect(await developerTokens.textContent()).toContain('Read your nutrition logs');
-    await context.close();
   });
 
   it('says so when nothing is connected', async () => {
     const athlete = await makeUser(server.db);
-    const { context, page } = await signedInPage(athlete, '/settings');
+    const { page } = await chromium.signedInPage(athlete, '/settings');
     expect(await page.textContent('main')).toContain('No apps are connected to your account.');
     expect(await page.textContent('main')).toContain('You have no active developer tokens.');
-    await context.close();
   });
 });
 
@@ -138,7 +128,7 @@ describe('revoking a connected app', () => {
     const other = await mintToken(server.db, athlete, { scopes: ['health:write'] });
     expect(await postWellness(minted.token)).toBe(201);
 
-    const { context, page } = await signedInPage(athlete, '/settings');
+    const { page } = await chromium.signedInPage(athlete, '/settings');
     await grantCard(page, 'Wellness Pusher').getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL(`${server.url}/settings?notice=revoked`);
     expect(await page.getByRole('status').textContent()).toContain('Access revoked');
@@ -163,7 +153,6 @@ describe('revoking a connected app', () => {
     expect(refresh).toHaveLength(1);
     for (const row of [...access, ...refresh]) expect(row.revokedAt).toBeInstanceOf(Date);
     expect((await grantRow(other.grantId)).revokedAt).toBeNull();
-    await context.close();
   });
 
   it('forgets the stored consent so the app has to ask again', async () => {
@@ -176,7 +165,7 @@ describe('revoking a connected app', () => {
       .values({ userId: athlete.id, clientId: app.id, resource: '', scopes: ['health:read'] })
       .execute();
 
-    const { context, page } = await signedInPage(athlete, '/settings');
+    const { page } = await chromium.signedInPage(athlete, '/settings');
     await grantCard(page, 'Consented App').getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL(`${server.url}/settings?notice=revoked`);
     const consents = await server.db
@@ -186,18 +175,16 @@ describe('revoking a connected app', () => {
       .where('clientId', '=', app.id)
       .execute();
     expect(consents).toEqual([]);
-    await context.close();
   });
 
   it('revokes a developer token from its own section', async () => {
     const athlete = await makeUser(server.db);
     const minted = await mintToken(server.db, athlete, { scopes: ['health:write'] });
-    const { context, page } = await signedInPage(athlete, '/settings');
+    const { page } = await chromium.signedInPage(athlete, '/settings');
     await page.getByRole('region', { name: 'Developer tokens' }).getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL(`${server.url}/settings?notice=revoked`);
     expect(await page.textContent('main')).toContain('You have no active developer tokens.');
     expect(await postWellness(minted.token)).toBe(401);
-    await context.close();
   });
 
   it("does not revoke another user's grant: POST with its id answers 404 and the grant stays live", async () => {
@@ -207,7 +194,7 @@ describe('revoking a connected app', () => {
     const app = await makeApp(server.db, developer, 'Victim App');
     const minted = await mintToken(server.db, victim, { scopes: ['health:write'], client: app });
 
-    const { context, page } = await signedInPage(attacker, '/settings');
+    const { context, page } = await chromium.signedInPage(attacker, '/settings');
     const csrf = (await context.cookies()).find((cookie) => cookie.name === 'pacer_csrf')?.value ?? '';
     expect(csrf).not.toBe('');
     const res = await page.request.post(`${server.url}/settings/grants/${minted.grantId}/revoke`, {
@@ -225,21 +212,19 @@ describe('revoking a connected app', () => {
 
     expect((await grantRow(minted.grantId)).revokedAt).toBeNull();
     expect(await postWellness(minted.token)).toBe(201);
-    await context.close();
   });
 
   it('refuses a revoke POST without the CSRF token and changes nothing', async () => {
     const athlete = await makeUser(server.db);
     const app = await makeApp(server.db, athlete, 'Csrf Target');
     const minted = await mintToken(server.db, athlete, { scopes: ['health:write'], client: app });
-    const { context, page } = await signedInPage(athlete, '/settings');
+    const { page } = await chromium.signedInPage(athlete, '/settings');
     const res = await page.request.post(`${server.url}/settings/grants/${minted.grantId}/revoke`, {
       form: { _csrf: 'forged-value-forged-value-forged-value' },
       maxRedirects: 0,
     });
     expect(res.status()).toBe(403);
     expect((await grantRow(minted.grantId)).revokedAt).toBeNull();
-    await context.close();
   });
 });
 
@@ -250,8 +235,7 @@ describe('/settings requires a session', () => {
     expect(res.headers.get('location')).toBe('/login?next=%2Fsettings');
 
     const athlete = await makeUser(server.db);
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { page } = await chromium.newPage();
     await page.goto(`${server.url}/settings`);
     await page.waitForURL(`${server.url}/login?next=%2Fsettings`);
     await page.getByLabel('Email').fill(athlete.email);
@@ -259,6 +243,5 @@ describe('/settings requires a session', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${server.url}/settings`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Connected apps');
-    await context.close();
   });
 });

@@ -5,28 +5,26 @@
 // webhook secret from /developer (shown once; the old secret stops matching at once).
 import type { Problem, WebhookAck, WebhookDelivery, WebhookDeliveryState } from '@pacer/contract';
 import { sql } from 'kysely';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { webhookSignature } from '../../server/src/modules/webhooks/webhook-auth.ts';
-import { launchBrowser, openSignedInPage } from '../support/browser.ts';
-import { makeUser, makeWebhookApp, mintToken, TEST_PASSWORD } from '../support/factories.ts';
+import { usePortalBrowser } from '../support/browser.ts';
+import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
 import { call, type JsonResponse } from '../support/http.ts';
 import { type CookieJar, signIn } from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
-let browser: Browser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  browser = await launchBrowser();
 });
 afterAll(async () => {
-  await browser?.close();
   await server?.stop();
 });
+const chromium = usePortalBrowser(() => server.url);
 
 interface DeliverOptions {
   readonly secret?: string;
@@ -361,11 +359,6 @@ describe('session JSON API: POST .../webhooks/{deliveryId}/replay', () => {
   });
 });
 
-/** Sign in through the real /login form and land on `path`. */
-function signedInPage(user: User, path: string): Promise<{ context: BrowserContext; page: Page }> {
-  return openSignedInPage(browser, server.url, user, path, TEST_PASSWORD);
-}
-
 function appCard(page: Page, name: string) {
   return page.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
 }
@@ -381,7 +374,7 @@ describe('/developer/apps/{clientId}/webhooks in Chromium', () => {
     const xss = '<script>window.pwned = 1</script><img id=injected src=x>';
     const s = await scenario('Browser Hooks', { event: 'note.created', text: xss });
 
-    const { context, page } = await signedInPage(s.developer, '/developer');
+    const { context, page } = await chromium.signedInPage(s.developer, '/developer');
     await appCard(page, 'Browser Hooks').getByRole('link', { name: 'Webhook deliveries' }).click();
     await page.waitForURL(`${server.url}${pagePath(s.client.clientId)}`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Browser Hooks');
@@ -471,7 +464,6 @@ describe('/developer/apps/{clientId}/webhooks in Chromium', () => {
     });
     expect(forged.status()).toBe(403);
     expect((await deliveryRow(s.processed)).replays).toBe(0);
-    await context.close();
   });
 
   it('pages with "Older" and "Newest" links', async () => {
@@ -481,7 +473,7 @@ describe('/developer/apps/{clientId}/webhooks in Chromium', () => {
     for (let index = 0; index < 27; index++) {
       sent.push((await deliver(client.clientId, { index }, { secret: 'pwh_wrong' })).id);
     }
-    const { context, page } = await signedInPage(developer, pagePath(client.clientId));
+    const { page } = await chromium.signedInPage(developer, pagePath(client.clientId));
     const ids = () => page.locator('.deliveries > li').evaluateAll((items) => items.map((item) => item.id));
     expect(await ids()).toEqual(
       sent
@@ -497,7 +489,6 @@ describe('/developer/apps/{clientId}/webhooks in Chromium', () => {
     await page.getByRole('link', { name: 'Newest' }).click();
     await page.waitForURL(`${server.url}${pagePath(client.clientId)}`);
     expect((await ids()).length).toBe(25);
-    await context.close();
   });
 
   it('redirects a signed-out visitor to /login, and answers 404 for an app that is not yours', async () => {
@@ -532,7 +523,7 @@ describe('rotating the webhook secret on /developer', () => {
   it('shows the new secret once; it matches at once and the old one no longer does', async () => {
     const developer = await makeUser(server.db);
     const { client, webhookSecret: oldSecret } = await makeWebhookApp(server.db, developer, 'Rotating Hooks');
-    const { context, page } = await signedInPage(developer, '/developer');
+    const { page } = await chromium.signedInPage(developer, '/developer');
     expect(await page.content()).not.toContain(oldSecret);
 
     await appCard(page, 'Rotating Hooks').getByRole('button', { name: 'Rotate webhook secret' }).click();
@@ -576,20 +567,19 @@ describe('rotating the webhook secret on /developer', () => {
       expect(content).not.toContain(newSecret);
       expect(content).not.toContain(oldSecret);
     }
-    await context.close();
   });
 
   it("answers 404 for another developer's app and 403 without the CSRF token, changing nothing", async () => {
     const developer = await makeUser(server.db);
     const { client } = await makeWebhookApp(server.db, developer, 'Kept Hooks');
     const intruder = await makeUser(server.db);
-    const { context, page } = await signedInPage(intruder, '/developer');
+    const { context, page } = await chromium.signedInPage(intruder, '/developer');
     const path = `${server.url}/developer/apps/${client.clientId}/webhook-secret`;
     const foreign = await page.request.post(path, { form: { _csrf: await csrfCookie(context) }, maxRedirects: 0 });
     expect(foreign.status()).toBe(404);
     await context.close();
 
-    const own = await signedInPage(developer, '/developer');
+    const own = await chromium.signedInPage(developer, '/developer');
     const forged = await own.page.request.post(path, {
       form: { _csrf: 'forged-value-forged-value-forged-value' },
       maxRedirects: 0,

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { TEST_PASSWORD } from './factories.ts';
 
 /** Debian's Chromium (`.ci/run` installs it); PACER_CHROMIUM overrides the path. */
 export function chromiumPath(): string {
@@ -28,20 +30,82 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** A fresh browser context signed in through the real /login form, landed on `path`. */
-export async function openSignedInPage(
-  browser: Browser,
+/** A page in a browser context of its own. */
+export interface BrowserPage {
+  readonly context: BrowserContext;
+  readonly page: Page;
+}
+
+/** Sign in on `page` through the real /login form and land on `path`. */
+async function signInOn(
+  page: Page,
   baseUrl: string,
   user: { readonly email: string },
   path: string,
-  password: string,
-): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
+  password = TEST_PASSWORD,
+): Promise<void> {
   await page.goto(`${baseUrl}/login?next=${encodeURIComponent(path)}`);
   await page.getByLabel('Email').fill(user.email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${baseUrl}${path}`);
-  return { context, page };
+}
+
+/** The portal in Chromium, for the tests of one file or `describe` block (see `usePortalBrowser`). */
+export interface PortalBrowser {
+  /** The launched Chromium, once the fixture's `beforeAll` has run. */
+  readonly browser: Browser;
+  /** A fresh signed-out context and a page in it. */
+  newPage(): Promise<BrowserPage>;
+  /** A fresh context signed in as `user` (password TEST_PASSWORD) through the real /login form, landed on `path`. */
+  signedInPage(user: { readonly email: string }, path: string): Promise<BrowserPage>;
+}
+
+/**
+ * The portal-browser fixture: launches Debian's Chromium in `beforeAll` and
+ * closes it in `afterAll`; every context `newPage`/`signedInPage` opened is
+ * closed after its test (so a failing test leaves none behind). Call it at the
+ * top of a test file or inside a `describe`; `baseUrl` is read when a page
+ * opens, so it may name a server a `beforeAll` starts:
+ *
+ *     const chromium = usePortalBrowser(() => server.url);
+ *     const { page } = await chromium.signedInPage(user, '/settings');
+ */
+export function usePortalBrowser(baseUrl: () => string): PortalBrowser {
+  let browser: Browser | undefined;
+  const opened = new Set<BrowserContext>();
+  const launched = (): Browser => {
+    if (!browser) throw new Error('the portal browser is used before its beforeAll launched it');
+    return browser;
+  };
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    const contexts = [...opened];
+    opened.clear();
+    await Promise.all(contexts.map((context) => context.close()));
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  const newPage = async (): Promise<BrowserPage> => {
+    const context = await launched().newContext();
+    opened.add(context);
+    return { context, page: await context.newPage() };
+  };
+
+  return {
+    get browser() {
+      return launched();
+    },
+    newPage,
+    async signedInPage(user, path) {
+      const signedIn = await newPage();
+      await signInOn(signedIn.page, baseUrl(), user, path);
+      return signedIn;
+    },
+  };
 }

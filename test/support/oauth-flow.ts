@@ -40,11 +40,14 @@ export interface TestClient {
   readonly redirectUri: string;
 }
 
-export async function registerClient(
-  db: Db,
-  owner: User,
-  options: { isPublic?: boolean; redirectUri?: string; scopes?: string[]; name?: string } = {},
-): Promise<TestClient> {
+export interface RegisterClientOptions {
+  readonly isPublic?: boolean;
+  readonly redirectUri?: string;
+  readonly scopes?: string[];
+  readonly name?: string;
+}
+
+export async function registerClient(db: Db, owner: User, options: RegisterClientOptions = {}): Promise<TestClient> {
   const redirectUri = options.redirectUri ?? 'https://client.example.test/callback';
   const created = await createApp(db, {
     name: options.name ?? 'Strict client',
@@ -82,6 +85,31 @@ export function authorizeUrl(baseUrl: string, query: AuthorizeQuery): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, value);
   return `${baseUrl}/api/oauth/authorize?${params.toString()}`;
+}
+
+/**
+ * An authorization request (RFC 6749 §4.1.1) of `client` at `baseUrl`, as a URL:
+ * `response_type=code`, the client's redirect URI, scope `health:read`, a fresh
+ * S256 challenge (RFC 7636 §4.3) and no state. `overrides` replace any of these
+ * and add others (`state`, `resource`, `prompt`); an `undefined` value leaves
+ * that parameter out.
+ */
+export function authorizationRequest(
+  baseUrl: string,
+  client: Pick<TestClient, 'clientId' | 'redirectUri'>,
+  overrides: AuthorizeQuery = {},
+): string {
+  return authorizeUrl(baseUrl, {
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    scope: 'health:read',
+    state: undefined,
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    resource: undefined,
+    ...overrides,
+  });
 }
 
 /** The hidden fields of the consent form on a page. */
@@ -193,14 +221,10 @@ export async function issueCode(
   const { verifier, challenge } = pkcePair();
   const result = await authorizeAs(
     jar,
-    authorizeUrl(baseUrl, {
-      response_type: 'code',
-      client_id: client.clientId,
-      redirect_uri: client.redirectUri,
+    authorizationRequest(baseUrl, client, {
       scope: options.scope,
       state: options.state ?? 'st-1',
       code_challenge: challenge,
-      code_challenge_method: 'S256',
       resource: options.resource,
     }),
   );
