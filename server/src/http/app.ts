@@ -34,6 +34,7 @@ import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts
 import { developerPages } from './pages/developer.pages.ts';
 import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
+import { stylesheetRoute } from './pages/stylesheet.ts';
 import { requestContext } from './request-context.ts';
 import { checkingResponses } from './response-check.ts';
 import { sql } from 'kysely';
@@ -138,6 +139,7 @@ export function createApp(deps: AppDeps): Express {
     requestValidationErrorHandler: (error, _req, _res, next) => next(error),
   });
 
+  app.use(stylesheetRoute());
   app.use(
     pageHeaders,
     loadSession(deps),

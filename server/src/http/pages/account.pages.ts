@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
@@ -6,8 +6,9 @@ import { AppError } from '../../errors.ts';
 import { authenticateUser, createUser } from '../../modules/accounts/user.service.ts';
 import { endSession, resolveSession, SESSION_TTL_MS, startSession } from '../../modules/accounts/session.service.ts';
 import { clearCookie, readCookie, SESSION_COOKIE, setCookie } from './cookies.ts';
-import { csrfTokenFor, requireCsrf } from './csrf.ts';
-import { html, page, type SafeHtml } from './html.ts';
+import { csrfTokenFor } from './csrf.ts';
+import { fieldErrorsOf, formPost, formText } from './forms.ts';
+import { csrfField, errorAlert, fieldError, html, page, postButton, type SafeHtml, sendPage } from './html.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
@@ -31,9 +32,9 @@ export function safeNextPath(value: unknown): string {
   return value;
 }
 
-/** Security headers for every HTML page we render. */
+/** Security headers for every HTML page we render. Styles come only from our stylesheet (stylesheet.ts): no inline CSS. */
 export const pageHeaders: RequestHandler = (_req, res, next) => {
-  res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'self'; frame-ancestors 'none'");
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -66,48 +67,45 @@ interface FormState {
   readonly fieldErrors?: Readonly<Record<string, string>>;
 }
 
-function fieldError(state: FormState, field: string): SafeHtml | undefined {
-  const message = state.fieldErrors?.[field];
-  return message ? html`<p class="field-error" id="${field}-error">${message}</p>` : undefined;
+/** The sign-in and sign-up form: the error, the CSRF and `next` fields, the `fields`, and the button. */
+function accountForm(action: string, csrf: string, next: string, state: FormState, fields: SafeHtml, submit: string) {
+  return html`${errorAlert(state.error)}
+    <form method="post" action="${action}">
+      ${csrfField(csrf)}
+      <input type="hidden" name="next" value="${next}" />
+      ${fields}
+      <button type="submit">${submit}</button>
+    </form>`;
+}
+
+function emailField(state: FormState): SafeHtml {
+  return html`<label for="email">Email</label>
+    <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />`;
 }
 
 function loginPage(csrf: string, next: string, state: FormState): string {
+  const fields = html`${emailField(state)}
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required />`;
   return page(
     'Sign in',
     html`<h1>Sign in to Pacer</h1>
-      ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : undefined}
-      <form method="post" action="/login">
-        <input type="hidden" name="_csrf" value="${csrf}" />
-        <input type="hidden" name="next" value="${next}" />
-        <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <button type="submit">Sign in</button>
-      </form>
+      ${accountForm('/login', csrf, next, state, fields, 'Sign in')}
       <nav>No account yet? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a></nav>`,
   );
 }
 
 function signupPage(csrf: string, next: string, state: FormState): string {
+  const fields = html`<label for="name">Name</label>
+    <input id="name" name="name" type="text" autocomplete="name" value="${state.name ?? ''}" />
+    ${fieldError(state.fieldErrors, 'name')} ${emailField(state)} ${fieldError(state.fieldErrors, 'email')}
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required />
+    ${fieldError(state.fieldErrors, 'password')}`;
   return page(
     'Create account',
     html`<h1>Create your Pacer account</h1>
-      ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : undefined}
-      <form method="post" action="/signup">
-        <input type="hidden" name="_csrf" value="${csrf}" />
-        <input type="hidden" name="next" value="${next}" />
-        <label for="name">Name</label>
-        <input id="name" name="name" type="text" autocomplete="name" value="${state.name ?? ''}" />
-        ${fieldError(state, 'name')}
-        <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />
-        ${fieldError(state, 'email')}
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required />
-        ${fieldError(state, 'password')}
-        <button type="submit">Create account</button>
-      </form>
+      ${accountForm('/signup', csrf, next, state, fields, 'Create account')}
       <nav>Already registered? <a href="/login?next=${encodeURIComponent(next)}">Sign in</a></nav>`,
   );
 }
@@ -125,10 +123,7 @@ function homePage(csrf: string, user: User | undefined): string {
     'Pacer',
     html`<h1>Pacer</h1>
       <p>Signed in as <strong>${user.email}</strong>.</p>
-      <form method="post" action="/logout">
-        <input type="hidden" name="_csrf" value="${csrf}" />
-        <button type="submit">Sign out</button>
-      </form>
+      ${postButton('/logout', csrf, 'Sign out')}
       <nav>
         <a href="/dashboard">Dashboard</a> · <a href="/settings">Connected apps</a> ·
         <a href="/developer">Developer portal</a> · <a href="/docs">API docs</a>
@@ -136,90 +131,78 @@ function homePage(csrf: string, user: User | undefined): string {
   );
 }
 
+/** Where to go after signing in: the form's `next`, else the query's, if it is one of ours. */
+function nextOf(req: Request): string {
+  return safeNextPath((req.body as Record<string, unknown> | undefined)?.['next'] ?? req.query['next']);
+}
+
+const csrfOf = (deps: PageDeps, req: Request, res: Response) => csrfTokenFor(req, res, deps.config.secureCookies);
+
+async function signIn(deps: PageDeps, res: Response, user: User, next: string): Promise<void> {
+  const session = await startSession(deps.db, user.id);
+  setCookie(res, SESSION_COOKIE, session.token, { secure: deps.config.secureCookies, maxAgeMs: SESSION_TTL_MS });
+  res.redirect(303, next);
+}
+
+/** `GET /` and `GET /logout`: the home page, with Sign out for a signed-in user. */
+function showHome(deps: PageDeps, req: Request, res: Response): void {
+  sendPage(res, homePage(csrfOf(deps, req, res), res.locals.sessionUser));
+}
+
+function showLogin(deps: PageDeps, req: Request, res: Response): void {
+  const next = nextOf(req);
+  if (res.locals.sessionUser) res.redirect(303, next);
+  else sendPage(res, loginPage(csrfOf(deps, req, res), next, {}));
+}
+
+async function login(deps: PageDeps, req: Request, res: Response): Promise<void> {
+  const email = formText(req, 'email').trim();
+  const password = formText(req, 'password');
+  const next = nextOf(req);
+  const user = email && password ? await authenticateUser(deps.db, email, password) : undefined;
+  if (user) await signIn(deps, res, user, next);
+  else sendPage(res, loginPage(csrfOf(deps, req, res), next, { email, error: 'Wrong e-mail or password.' }), 401);
+}
+
+function showSignup(deps: PageDeps, req: Request, res: Response): void {
+  sendPage(res, signupPage(csrfOf(deps, req, res), nextOf(req), {}));
+}
+
+async function signup(deps: PageDeps, req: Request, res: Response): Promise<void> {
+  const email = formText(req, 'email').trim();
+  const name = formText(req, 'name').trim() || undefined;
+  const next = nextOf(req);
+  try {
+    const user = await createUser(deps.db, { email, password: formText(req, 'password'), name });
+    await signIn(deps, res, user, next);
+  } catch (error) {
+    if (!(error instanceof AppError) || (error.code !== 'validation_failed' && error.code !== 'conflict')) throw error;
+    const state: FormState = {
+      email,
+      ...(name ? { name } : {}),
+      error: error.code === 'conflict' ? error.message : 'Please correct the fields below.',
+      fieldErrors: fieldErrorsOf(error),
+    };
+    sendPage(res, signupPage(csrfOf(deps, req, res), next, state), error.status);
+  }
+}
+
+async function logout(deps: PageDeps, req: Request, res: Response): Promise<void> {
+  const token = readCookie(req, SESSION_COOKIE);
+  if (token) await endSession(deps.db, token);
+  clearCookie(res, SESSION_COOKIE, deps.config.secureCookies);
+  res.redirect(303, '/login');
+}
+
+/** `/`, `/login`, `/signup` and `/logout`. */
 export function accountPages(deps: PageDeps): Router {
-  const router = Router();
-  const secure = deps.config.secureCookies;
-  const form = express.urlencoded({ extended: false, limit: '16kb' });
-  const csrf = requireCsrf();
-
-  const signIn = async (res: Response, user: User, next: string) => {
-    const session = await startSession(deps.db, user.id);
-    setCookie(res, SESSION_COOKIE, session.token, { secure, maxAgeMs: SESSION_TTL_MS });
-    res.redirect(303, next);
-  };
-  const nextOf = (req: Request) =>
-    safeNextPath((req.body as Record<string, unknown> | undefined)?.['next'] ?? req.query['next']);
-
-  router.get('/', (req, res) => {
-    res.type('html').send(homePage(csrfTokenFor(req, res, secure), res.locals.sessionUser));
-  });
-
-  router.get('/login', (req, res) => {
-    const next = nextOf(req);
-    if (res.locals.sessionUser) {
-      res.redirect(303, next);
-      return;
-    }
-    res.type('html').send(loginPage(csrfTokenFor(req, res, secure), next, {}));
-  });
-
-  router.post('/login', form, csrf, async (req, res) => {
-    const body = req.body as Record<string, unknown>;
-    const email = typeof body['email'] === 'string' ? body['email'].trim() : '';
-    const password = typeof body['password'] === 'string' ? body['password'] : '';
-    const next = nextOf(req);
-    const user = email && password ? await authenticateUser(deps.db, email, password) : undefined;
-    if (!user) {
-      res
-        .status(401)
-        .type('html')
-        .send(loginPage(csrfTokenFor(req, res, secure), next, { email, error: 'Wrong e-mail or password.' }));
-      return;
-    }
-    await signIn(res, user, next);
-  });
-
-  router.get('/signup', (req, res) => {
-    res.type('html').send(signupPage(csrfTokenFor(req, res, secure), nextOf(req), {}));
-  });
-
-  router.post('/signup', form, csrf, async (req, res) => {
-    const body = req.body as Record<string, unknown>;
-    const email = typeof body['email'] === 'string' ? body['email'].trim() : '';
-    const name = typeof body['name'] === 'string' && body['name'].trim() !== '' ? body['name'].trim() : undefined;
-    const password = typeof body['password'] === 'string' ? body['password'] : '';
-    const next = nextOf(req);
-    try {
-      const user = await createUser(deps.db, { email, password, name });
-      await signIn(res, user, next);
-    } catch (error) {
-      if (!(error instanceof AppError) || (error.code !== 'validation_failed' && error.code !== 'conflict'))
-        throw error;
-      const fieldErrors = Object.fromEntries((error.errors ?? []).map((entry) => [entry.path, entry.message]));
-      res
-        .status(error.status)
-        .type('html')
-        .send(
-          signupPage(csrfTokenFor(req, res, secure), next, {
-            email,
-            ...(name ? { name } : {}),
-            error: error.code === 'conflict' ? error.message : 'Please correct the fields below.',
-            fieldErrors,
-          }),
-        );
-    }
-  });
-
-  router.get('/logout', (req, res) => {
-    res.type('html').send(homePage(csrfTokenFor(req, res, secure), res.locals.sessionUser));
-  });
-
-  router.post('/logout', form, csrf, async (req, res) => {
-    const token = readCookie(req, SESSION_COOKIE);
-    if (token) await endSession(deps.db, token);
-    clearCookie(res, SESSION_COOKIE, secure);
-    res.redirect(303, '/login');
-  });
-
-  return router;
+  const post = formPost();
+  return Router()
+    .get('/', (req, res) => showHome(deps, req, res))
+    .get('/login', (req, res) => showLogin(deps, req, res))
+    .post('/login', post, (req, res) => login(deps, req, res))
+    .get('/signup', (req, res) => showSignup(deps, req, res))
+    .post('/signup', post, (req, res) => signup(deps, req, res))
+    .get('/logout', (req, res) => showHome(deps, req, res))
+    .post('/logout', post, (req, res) => logout(deps, req, res));
 }

@@ -2,7 +2,7 @@ import { MCP_STATS_WINDOW_HOURS_MAX, type McpStats, McpStatsQuerySchema } from '
 import { type Request, type Response, Router } from 'express';
 import { getMcpStats } from '../../modules/mcp-audit/mcp-stats.service.ts';
 import type { PageDeps } from './account.pages.ts';
-import { html, page, type SafeHtml } from './html.ts';
+import { html, page, type SafeHtml, sendMessagePage, sendPage } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 /** The windows offered by the selector; `?windowHours=` accepts any whole hour count the REST route does. */
@@ -19,132 +19,6 @@ const PERCENTILES: readonly { key: Percentile; label: string }[] = [
   { key: 'p95', label: 'p95' },
   { key: 'p99', label: 'p99' },
 ];
-
-const EXTRA_STYLE = html`<style>
-  body {
-    max-width: 52rem;
-  }
-  h2 {
-    font-size: 1.15rem;
-    margin-top: 2rem;
-  }
-  .windows {
-    margin-top: 0;
-    display: flex;
-    flex-wrap: wrap;
-    gap: 0.5rem;
-  }
-  .windows a {
-    padding: 0.2rem 0.7rem;
-    border: 1px solid #8886;
-    border-radius: 1rem;
-    text-decoration: none;
-  }
-  .windows a[aria-current='page'] {
-    background: #4e79a7;
-    border-color: #4e79a7;
-    color: #fff;
-  }
-  .table-wrap {
-    overflow-x: auto;
-  }
-  table {
-    border-collapse: collapse;
-    min-width: 100%;
-  }
-  th,
-  td {
-    text-align: left;
-    padding: 0.3rem 0.6rem;
-    border-bottom: 1px solid #8884;
-    vertical-align: top;
-  }
-  td.num,
-  th.num {
-    text-align: right;
-    font-variant-numeric: tabular-nums;
-    white-space: nowrap;
-  }
-  td.id {
-    overflow-wrap: anywhere;
-    font-family: ui-monospace, monospace;
-    font-size: 0.85rem;
-  }
-  .chart {
-    width: 100%;
-    max-width: 34rem;
-    height: auto;
-    display: block;
-  }
-  .chart text {
-    fill: currentColor;
-    font-size: 12px;
-  }
-  .chart text.inside {
-    fill: #fff;
-  }
-  .chart .tool-name {
-    font-weight: 600;
-  }
-  .chart .axis-title {
-    font-weight: 600;
-    font-size: 11px;
-  }
-  .chart .axis {
-    stroke: currentColor;
-    stroke-width: 1;
-  }
-  .chart .grid {
-    stroke: #8884;
-    stroke-width: 1;
-  }
-  .bar-p50,
-  .swatch-p50 {
-    fill: #4e79a7;
-    background: #4e79a7;
-  }
-  .bar-p95,
-  .swatch-p95 {
-    fill: #f28e2b;
-    background: #f28e2b;
-  }
-  .bar-p99,
-  .swatch-p99 {
-    fill: #e15759;
-    background: #e15759;
-  }
-  .legend {
-    list-style: none;
-    padding: 0;
-    display: flex;
-    flex-wrap: wrap;
-    gap: 1rem;
-    font-size: 0.9rem;
-  }
-  .legend span {
-    display: inline-block;
-    width: 0.8rem;
-    height: 0.8rem;
-    margin-right: 0.35rem;
-    vertical-align: -0.05rem;
-  }
-  .muted {
-    opacity: 0.75;
-  }
-  @media (max-width: 30rem) {
-    table {
-      font-size: 0.9rem;
-    }
-    th,
-    td {
-      padding: 0.3rem 0.35rem;
-    }
-    /* The chart shrinks with the screen: larger user units keep its text legible. */
-    .chart text {
-      font-size: 14px;
-    }
-  }
-</style>`;
 
 function formatMs(ms: number | null): string {
   return ms === null ? '–' : `${ms} ms`;
@@ -215,6 +89,36 @@ function valueLabel(text: string, barEnd: number, y: number): SafeHtml {
     : html`<text x="${(barEnd + 4).toFixed(2)}" y="${y}">${text}</text>`;
 }
 
+/** One tool's group: its name, then a bar (with data attributes and title) and value per percentile. */
+function toolBars(tool: ToolStats, groupTop: number, x: (ms: number) => number): SafeHtml {
+  const bars = PERCENTILES.map(({ key }, row) => {
+    const ms = tool[key];
+    const barY = groupTop + CHART.nameHeight + row * (CHART.barHeight + CHART.barGap);
+    const textY = barY + CHART.barHeight - 3;
+    const barWidth = ms === null ? 0 : x(ms) - CHART.plotLeft;
+    return html`<text x="${CHART.plotLeft - 6}" y="${textY}" text-anchor="end">${key}</text>
+      ${
+        ms === null
+          ? undefined
+          : html`<rect
+              class="bar-${key}"
+              x="${CHART.plotLeft}"
+              y="${barY}"
+              width="${barWidth.toFixed(2)}"
+              height="${CHART.barHeight}"
+              data-tool="${tool.tool}"
+              data-percentile="${key}"
+              data-ms="${ms}"
+            ><title>${tool.tool} ${key}: ${formatMs(ms)}</title></rect>`
+      }
+      ${valueLabel(formatMs(ms), CHART.plotLeft + barWidth, textY)}`;
+  });
+  return html`<g class="tool" data-tool="${tool.tool}">
+    <text class="tool-name" x="${CHART.plotLeft + 4}" y="${groupTop + 13}">${tool.tool}</text>
+    ${bars}
+  </g>`;
+}
+
 /**
  * Per-tool latency as horizontal bars, drawn on the server (no script, no
  * network). Each bar carries its tool, percentile and milliseconds as data
@@ -231,35 +135,7 @@ function latencyChart(byTool: readonly ToolStats[]): SafeHtml {
     .map((tool) => `${tool.tool}: p50 ${tool.p50 ?? 'none'}, p95 ${tool.p95 ?? 'none'}, p99 ${tool.p99 ?? 'none'}`)
     .join('; ')}.`;
 
-  const groups = byTool.map((tool, index) => {
-    const groupTop = CHART.top + index * GROUP_HEIGHT;
-    const bars = PERCENTILES.map(({ key }, row) => {
-      const ms = tool[key];
-      const barY = groupTop + CHART.nameHeight + row * (CHART.barHeight + CHART.barGap);
-      const textY = barY + CHART.barHeight - 3;
-      const barWidth = ms === null ? 0 : x(ms) - CHART.plotLeft;
-      return html`<text x="${CHART.plotLeft - 6}" y="${textY}" text-anchor="end">${key}</text>
-        ${
-          ms === null
-            ? undefined
-            : html`<rect
-                class="bar-${key}"
-                x="${CHART.plotLeft}"
-                y="${barY}"
-                width="${barWidth.toFixed(2)}"
-                height="${CHART.barHeight}"
-                data-tool="${tool.tool}"
-                data-percentile="${key}"
-                data-ms="${ms}"
-              ><title>${tool.tool} ${key}: ${formatMs(ms)}</title></rect>`
-        }
-        ${valueLabel(formatMs(ms), CHART.plotLeft + barWidth, textY)}`;
-    });
-    return html`<g class="tool" data-tool="${tool.tool}">
-      <text class="tool-name" x="${CHART.plotLeft + 4}" y="${groupTop + 13}">${tool.tool}</text>
-      ${bars}
-    </g>`;
-  });
+  const groups = byTool.map((tool, index) => toolBars(tool, CHART.top + index * GROUP_HEIGHT, x));
 
   const grid = ticks.map((tick) => {
     const tickX = x(tick).toFixed(2);
@@ -357,7 +233,7 @@ function windowLabel(hours: number): string {
   return WINDOWS.find((window) => window.hours === hours)?.label ?? `${hours} hours`;
 }
 
-function adminPage(stats: McpStats): string {
+function overviewTable(stats: McpStats): SafeHtml {
   const overview: [string, string | number][] = [
     ['Tool calls', stats.totalExecutions],
     ['Latency p50', formatMs(stats.latencyMs.p50)],
@@ -366,83 +242,78 @@ function adminPage(stats: McpStats): string {
     ['Rate-limited calls', stats.rateLimitHits],
     ['Refresh-token reuse detected', stats.refreshReuseDetected],
   ];
+  return html`<div class="table-wrap">
+    <table>
+      <tbody>
+        ${overview.map(
+          ([name, value]) => html`<tr>
+            <th scope="row">${name}</th>
+            <td class="num">${value}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function latencySection(byTool: readonly ToolStats[]): SafeHtml {
+  if (byTool.length === 0) return html`<p class="muted">No tool calls in this window.</p>`;
+  return html`<ul class="legend" aria-hidden="true">
+      ${PERCENTILES.map(({ key, label }) => html`<li><span class="swatch swatch-${key}"></span>${label}</li>`)}
+    </ul>
+    ${latencyChart(byTool)} ${toolTable(byTool)}`;
+}
+
+/** The sections that are one table of counts each. */
+function countSections(stats: McpStats): SafeHtml[] {
+  const calls = { key: 'Status', count: 'Calls' };
+  const dcr: [string, number][] = [
+    ['Registered in this window', stats.dcr.registeredInWindow],
+    ['Registered in all', stats.dcr.totalClients],
+  ];
+  return [
+    section(
+      'status',
+      'Calls by status',
+      countTable(calls, sortedCounts(stats.byStatus), 'No tool calls in this window.'),
+    ),
+    section(
+      'errors',
+      'Errors by code',
+      countTable(
+        { key: 'Error code', count: 'Calls' },
+        sortedCounts(stats.byErrorCode),
+        'No failed tool calls in this window.',
+      ),
+    ),
+    section('clients', 'Top clients', clientsTable(stats.topClients)),
+    section(
+      'auth-failures',
+      'Refused requests',
+      countTable(
+        { key: 'Reason', count: 'Requests' },
+        sortedCounts(stats.authFailures),
+        'No refused requests in this window.',
+      ),
+    ),
+    section('dcr', 'Dynamic client registration', countTable({ key: 'Clients', count: 'Count' }, dcr, '')),
+  ];
+}
+
+function adminPage(stats: McpStats): string {
   return page(
     'MCP statistics',
-    html`${EXTRA_STYLE}
-      <h1>MCP statistics</h1>
+    html`<h1>MCP statistics</h1>
       <p>Tool calls and refused requests on <code>/mcp</code> in the last ${windowLabel(stats.windowHours)}.</p>
-      ${windowSelector(stats.windowHours)}
-      ${section(
-        'overview',
-        'Overview',
-        html`<div class="table-wrap">
-          <table>
-            <tbody>
-              ${overview.map(
-                ([name, value]) => html`<tr>
-                  <th scope="row">${name}</th>
-                  <td class="num">${value}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`,
-      )}
-      ${section(
-        'latency',
-        'Latency per tool',
-        stats.byTool.length === 0
-          ? html`<p class="muted">No tool calls in this window.</p>`
-          : html`<ul class="legend" aria-hidden="true">
-                ${PERCENTILES.map(({ key, label }) => html`<li><span class="swatch-${key}"></span>${label}</li>`)}
-              </ul>
-              ${latencyChart(stats.byTool)} ${toolTable(stats.byTool)}`,
-      )}
-      ${section(
-        'status',
-        'Calls by status',
-        countTable({ key: 'Status', count: 'Calls' }, sortedCounts(stats.byStatus), 'No tool calls in this window.'),
-      )}
-      ${section(
-        'errors',
-        'Errors by code',
-        countTable(
-          { key: 'Error code', count: 'Calls' },
-          sortedCounts(stats.byErrorCode),
-          'No failed tool calls in this window.',
-        ),
-      )}
-      ${section('clients', 'Top clients', clientsTable(stats.topClients))}
-      ${section(
-        'auth-failures',
-        'Refused requests',
-        countTable(
-          { key: 'Reason', count: 'Requests' },
-          sortedCounts(stats.authFailures),
-          'No refused requests in this window.',
-        ),
-      )}
-      ${section(
-        'dcr',
-        'Dynamic client registration',
-        countTable(
-          { key: 'Clients', count: 'Count' },
-          [
-            ['Registered in this window', stats.dcr.registeredInWindow],
-            ['Registered in all', stats.dcr.totalClients],
-          ],
-          '',
-        ),
-      )}
+      ${windowSelector(stats.windowHours)} ${section('overview', 'Overview', overviewTable(stats))}
+      ${section('latency', 'Latency per tool', latencySection(stats.byTool))} ${countSections(stats)}
       <nav><a href="/">Home</a> · <a href="/settings">Settings</a> · <a href="/developer">Developer portal</a></nav>`,
+    'page-admin',
   );
 }
 
 function sendPageError(res: Response, status: 400 | 403, title: string, message: string): void {
-  res
-    .status(status)
-    .type('html')
-    .send(page(title, html`<h1>${title}</h1><p>${message}</p><nav><a href="/">Home</a></nav>`));
+  sendMessagePage(res, status, { title, message, back: { href: '/', label: 'Home' } });
 }
 
 /** `/admin`: MCP statistics for administrators (docs/design.md §3 "Operations"); the same numbers as the REST route. */
@@ -470,7 +341,7 @@ export function adminPages(deps: PageDeps): Router {
       windowHours: query.data.windowHours,
       mcpResource: deps.config.mcpResource,
     });
-    res.type('html').send(adminPage(stats));
+    sendPage(res, adminPage(stats));
   });
 
   return router;

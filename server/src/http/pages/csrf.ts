@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { html, page } from './html.ts';
+import { sendMessagePage } from './html.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { CSRF_COOKIE, readCookie, setCookie } from './cookies.ts';
 
@@ -27,9 +27,10 @@ export function requireCsrf(): RequestHandler {
       next();
       return;
     }
-    res
-      .status(403)
-      .type('html')
-      .send(page('Form expired', html`<h1>This form has expired</h1><p>Go back, reload the page and try again.</p>`));
+    sendMessagePage(res, 403, {
+      title: 'Form expired',
+      heading: 'This form has expired',
+      message: 'Go back, reload the page and try again.',
+    });
   };
 }

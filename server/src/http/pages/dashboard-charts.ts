@@ -114,16 +114,27 @@ function anchorFor(px: number): string {
   return 'middle';
 }
 
-export function lineChart(options: LineChartOptions): SafeHtml {
-  const { x, y } = options;
+/** Value to SVG user units on both axes, and the axes themselves. */
+interface Scale {
+  readonly x: Axis;
+  readonly y: Axis;
+  readonly px: (value: number) => number;
+  readonly py: (value: number) => number;
+}
+
+function scaleOf(x: Axis, y: Axis): Scale {
   const spanX = x.max - x.min || 1;
   const spanY = y.max - y.min || 1;
-  const px = (value: number) => PLOT.left + ((value - x.min) / spanX) * (PLOT.right - PLOT.left);
-  const py = (value: number) => PLOT.bottom - ((value - y.min) / spanY) * (PLOT.bottom - PLOT.top);
-  const rows = Math.max(1, ...x.ticks.map((tick) => (tick.row ?? 0) + 1));
-  const xTitleY = PLOT.bottom + rows * ROW_HEIGHT + 20;
-  const height = xTitleY + 8;
+  return {
+    x,
+    y,
+    px: (value) => PLOT.left + ((value - x.min) / spanX) * (PLOT.right - PLOT.left),
+    py: (value) => PLOT.bottom - ((value - y.min) / spanY) * (PLOT.bottom - PLOT.top),
+  };
+}
 
+/** Horizontal grid lines with the y labels, then vertical ones with the x labels (in their rows). */
+function gridLines({ x, y, px, py }: Scale): SafeHtml {
   const yGrid = y.ticks.map(
     (
       tick,
@@ -138,6 +149,11 @@ export function lineChart(options: LineChartOptions): SafeHtml {
         >${tick.label}</text
       >`;
   });
+  return html`${yGrid} ${xGrid}`;
+}
+
+/** The y bands (status zones), then the x bands (workouts), clamped to the plot. */
+function bandRects(options: LineChartOptions, { x, y, px, py }: Scale): SafeHtml {
   const clampY = (value: number) => Math.min(Math.max(value, y.min), y.max);
   const yBands = (options.yBands ?? []).map((band) => {
     const top = py(clampY(Math.max(band.from, band.to)));
@@ -152,6 +168,11 @@ export function lineChart(options: LineChartOptions): SafeHtml {
       >${band.title === undefined ? undefined : html`<title>${band.title}</title>`}</rect
     >`;
   });
+  return html`${yBands} ${xBands}`;
+}
+
+/** Reference lines across the plot, then the vertical markers (meals, now). */
+function rulesAndMarkers(options: LineChartOptions, { px, py }: Scale): SafeHtml {
   const yRules = (options.yRules ?? []).map(
     (
       rule,
@@ -167,7 +188,12 @@ export function lineChart(options: LineChartOptions): SafeHtml {
       ${marker.label === undefined ? undefined : html`<text x="${at}" y="${PLOT.top - 4}" text-anchor="${anchorFor(px(marker.at))}">${marker.label}</text>`}
     </g>`;
   });
-  const series = options.series.map((line) => {
+  return html`${yRules} ${markers}`;
+}
+
+/** Each series: its line (broken at gaps) and a circle, with the point's data and title, where it has a marker. */
+function seriesLines(options: LineChartOptions, { px, py }: Scale): SafeHtml[] {
+  return options.series.map((line) => {
     const drawn = line.points.map((point) => ({ point, px: px(point.x), py: point.y === null ? null : py(point.y) }));
     const shown = drawn.filter(
       (entry): entry is typeof entry & { py: number } =>
@@ -181,7 +207,14 @@ export function lineChart(options: LineChartOptions): SafeHtml {
       )}
     </g>`;
   });
+}
 
+export function lineChart(options: LineChartOptions): SafeHtml {
+  const { x, y } = options;
+  const scale = scaleOf(x, y);
+  const rows = Math.max(1, ...x.ticks.map((tick) => (tick.row ?? 0) + 1));
+  const xTitleY = PLOT.bottom + rows * ROW_HEIGHT + 20;
+  const height = xTitleY + 8;
   return html`<svg
     class="chart"
     viewBox="0 0 ${WIDTH} ${height}"
@@ -190,7 +223,7 @@ export function lineChart(options: LineChartOptions): SafeHtml {
     xmlns="http://www.w3.org/2000/svg"
   >
     <title>${options.title}</title>
-    ${yBands} ${xBands} ${yGrid} ${xGrid} ${yRules} ${markers} ${series}
+    ${bandRects(options, scale)} ${gridLines(scale)} ${rulesAndMarkers(options, scale)} ${seriesLines(options, scale)}
     <line class="axis" x1="${PLOT.left}" x2="${PLOT.right}" y1="${PLOT.bottom}" y2="${PLOT.bottom}" />
     <line class="axis" x1="${PLOT.left}" x2="${PLOT.left}" y1="${PLOT.top}" y2="${PLOT.bottom}" />
     <text class="axis-title" x="${PLOT.left}" y="14" text-anchor="start">${y.title}</text>

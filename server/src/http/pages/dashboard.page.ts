@@ -21,8 +21,15 @@ import { MINIMUM_DURING_PERCENT, READY_START_PERCENT } from '../../modules/fuel/
 import type { TokenPrincipal } from '../../modules/oauth/token.service.ts';
 import { listPlannedWorkoutPage } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import type { PageDeps } from './account.pages.ts';
-import { type AxisTick, type ChartPoint, lineChart, niceTicks } from './dashboard-charts.ts';
-import { html, page, type SafeHtml } from './html.ts';
+import {
+  type AxisTick,
+  type ChartBand,
+  type ChartMarker,
+  type ChartPoint,
+  lineChart,
+  niceTicks,
+} from './dashboard-charts.ts';
+import { html, page, type SafeHtml, sendPage } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 /** Days of recovery and training load drawn, ending today. */
@@ -348,32 +355,79 @@ function fuelTicks(points: FuelTimeline['points']): AxisTick[] {
   return ticks;
 }
 
+/** Planned and recorded workouts: bands across the glycogen chart. */
+function workoutBands(timeline: FuelTimeline): ChartBand[] {
+  return timeline.workouts.map((workout) => ({
+    from: Date.parse(workout.start),
+    to: Date.parse(workout.end),
+    className: `workout ${workout.kind}`,
+    data: html`data-workout-id="${workout.id}" data-kind="${workout.kind}"`,
+    title: `${workout.title ?? 'Workout'} (${workout.kind}), ${whenOf(workout.start)}–${clockOf(workout.end)}`,
+  }));
+}
+
+/** The meals, and now if it falls within the chart's span. */
+function fuelMarkers(data: DashboardData, timeline: FuelTimeline, span: { start: number; end: number }): ChartMarker[] {
+  const nowMs = data.now.getTime();
+  const meals = timeline.meals.map((meal) => ({
+    at: Date.parse(meal.at),
+    className: 'meal',
+    data: html`data-meal="${meal.name}" data-carbs-g="${meal.carbsG}" data-at="${meal.at}"`,
+    title: `${meal.name}: ${grams(meal.carbsG)} carbohydrate (${meal.absorptionType.toLowerCase()}), ${whenOf(meal.at)}`,
+  }));
+  if (nowMs < span.start || nowMs > span.end) return meals;
+  return [
+    ...meals,
+    { at: nowMs, className: 'now', title: `Now, ${clockOf(formatInZone(nowMs, data.timeZone))}`, label: 'now' },
+  ];
+}
+
+function glycogenPoints(timeline: FuelTimeline): ChartPoint[] {
+  return timeline.points.map((point) => ({
+    x: Date.parse(point.at),
+    y: point.percent,
+    data: html`data-at="${point.at}" data-percent="${point.percent}" data-series="glycogen"`,
+    title: `${whenOf(point.at)}: ${percent(point.percent)} (${grams(point.totalG)})`,
+  }));
+}
+
+/** The chart's accessible name: the span, the lowest and highest level, what is marked. */
+function fuelChartLabel(data: DashboardData, timeline: FuelTimeline, first: FuelTimeline['points'][number]): string {
+  const lowest = timeline.points.reduce((low, point) => (point.percent < low.percent ? point : low), first);
+  const highest = timeline.points.reduce((high, point) => (point.percent > high.percent ? point : high), first);
+  const planned = timeline.workouts.filter((workout) => workout.kind === 'planned');
+  return (
+    `Glycogen (liver and muscle) as a percentage of capacity from ${dayLabel(data.today)} to ` +
+    `${dayLabel(addDays(data.today, FUEL_DAYS - 1))}: lowest ${percent(lowest.percent)} on ${whenOf(lowest.at)}, ` +
+    `highest ${percent(highest.percent)}. ${timeline.meals.length} meals and ${planned.length} planned workouts marked.`
+  );
+}
+
+function mealList(timeline: FuelTimeline): SafeHtml {
+  if (timeline.meals.length === 0) return html`<p class="muted">No meals logged in these days.</p>`;
+  return html`<h3>Meals</h3>
+    <ul class="meals">
+      ${timeline.meals.map(
+        (meal) =>
+          html`<li>
+            <time datetime="${meal.at}">${whenOf(meal.at)}</time> · ${meal.name}: ${grams(meal.carbsG)} carbohydrate
+            (${meal.absorptionType.toLowerCase()})
+          </li>`,
+      )}
+    </ul>`;
+}
+
 function fuelChart(data: DashboardData, timeline: FuelTimeline): SafeHtml {
   const first = timeline.points[0];
   const last = timeline.points.at(-1);
   if (!first || !last) {
     return html`<p class="muted">No glycogen forecast yet: it is computed shortly after your first data arrives.</p>`;
   }
-  const start = Date.parse(first.at) - QUARTER_HOUR_MS;
-  const end = Date.parse(last.at);
-  const lowest = timeline.points.reduce((low, point) => (point.percent < low.percent ? point : low), first);
-  const highest = timeline.points.reduce((high, point) => (point.percent > high.percent ? point : high), first);
-  const points: ChartPoint[] = timeline.points.map((point) => ({
-    x: Date.parse(point.at),
-    y: point.percent,
-    data: html`data-at="${point.at}" data-percent="${point.percent}" data-series="glycogen"`,
-    title: `${whenOf(point.at)}: ${percent(point.percent)} (${grams(point.totalG)})`,
-  }));
-  const planned = timeline.workouts.filter((workout) => workout.kind === 'planned');
+  const span = { start: Date.parse(first.at) - QUARTER_HOUR_MS, end: Date.parse(last.at) };
   // Whole hours of the athlete's clock (the offset may be a half hour), read from the written time.
   const onTheHour = new Set(
     timeline.points.filter((point) => point.at.slice(14, 16) === '00').map((point) => Date.parse(point.at)),
   );
-  const nowMs = data.now.getTime();
-  const label =
-    `Glycogen (liver and muscle) as a percentage of capacity from ${dayLabel(data.today)} to ` +
-    `${dayLabel(addDays(data.today, FUEL_DAYS - 1))}: lowest ${percent(lowest.percent)} on ${whenOf(lowest.at)}, ` +
-    `highest ${percent(highest.percent)}. ${timeline.meals.length} meals and ${planned.length} planned workouts marked.`;
   return html`<ul class="legend" aria-hidden="true">
       <li><span class="swatch swatch-glycogen"></span>Glycogen</li>
       <li><span class="swatch workout planned"></span>Planned workout</li>
@@ -381,9 +435,9 @@ function fuelChart(data: DashboardData, timeline: FuelTimeline): SafeHtml {
       <li><span class="swatch swatch-meal"></span>Meal</li>
     </ul>
     ${lineChart({
-      ariaLabel: label,
+      ariaLabel: fuelChartLabel(data, timeline, first),
       title: 'Glycogen, next 3 days',
-      x: { min: start, max: end, ticks: fuelTicks(timeline.points), title: `Time of day (${data.timeZone})` },
+      x: { min: span.start, max: span.end, ticks: fuelTicks(timeline.points), title: `Time of day (${data.timeZone})` },
       y: {
         min: 0,
         max: 100,
@@ -394,48 +448,14 @@ function fuelChart(data: DashboardData, timeline: FuelTimeline): SafeHtml {
         { value: READY_START_PERCENT, className: 'rule-target', label: `start ≥ ${READY_START_PERCENT} %` },
         { value: MINIMUM_DURING_PERCENT, className: 'rule-floor', label: `floor ${MINIMUM_DURING_PERCENT} %` },
       ],
-      xBands: timeline.workouts.map((workout) => ({
-        from: Date.parse(workout.start),
-        to: Date.parse(workout.end),
-        className: `workout ${workout.kind}`,
-        data: html`data-workout-id="${workout.id}" data-kind="${workout.kind}"`,
-        title: `${workout.title ?? 'Workout'} (${workout.kind}), ${whenOf(workout.start)}–${clockOf(workout.end)}`,
-      })),
-      markers: [
-        ...timeline.meals.map((meal) => ({
-          at: Date.parse(meal.at),
-          className: 'meal',
-          data: html`data-meal="${meal.name}" data-carbs-g="${meal.carbsG}" data-at="${meal.at}"`,
-          title: `${meal.name}: ${grams(meal.carbsG)} carbohydrate (${meal.absorptionType.toLowerCase()}), ${whenOf(meal.at)}`,
-        })),
-        ...(nowMs >= start && nowMs <= end
-          ? [
-              {
-                at: nowMs,
-                className: 'now',
-                title: `Now, ${clockOf(formatInZone(nowMs, data.timeZone))}`,
-                label: 'now',
-              },
-            ]
-          : []),
-      ],
+      xBands: workoutBands(timeline),
+      markers: fuelMarkers(data, timeline, span),
       // The line has a vertex every 15 minutes; a marker with its numbers every hour keeps the chart legible.
-      series: [{ className: 'glycogen', points, markerAt: (point) => onTheHour.has(point.x) }],
+      series: [
+        { className: 'glycogen', points: glycogenPoints(timeline), markerAt: (point) => onTheHour.has(point.x) },
+      ],
     })}
-    ${
-      timeline.meals.length === 0
-        ? html`<p class="muted">No meals logged in these days.</p>`
-        : html`<h3>Meals</h3>
-            <ul class="meals">
-              ${timeline.meals.map(
-                (meal) =>
-                  html`<li>
-                    <time datetime="${meal.at}">${whenOf(meal.at)}</time> · ${meal.name}: ${grams(meal.carbsG)}
-                    carbohydrate (${meal.absorptionType.toLowerCase()})
-                  </li>`,
-              )}
-            </ul>`
-    }`;
+    ${mealList(timeline)}`;
 }
 
 function plannedFuelItem({ workout, fuel }: PlannedFuel): SafeHtml {
@@ -494,280 +514,18 @@ function fuelSection(data: DashboardData): SafeHtml {
     }`;
 }
 
-const EXTRA_STYLE = html`<style>
-  body {
-    max-width: 60rem;
-    margin-top: 1.5rem;
-  }
-  /* Long names wrap rather than widen the page; break-word (not anywhere) keeps table columns at their words' width. */
-  main {
-    overflow-wrap: break-word;
-  }
-  h2 {
-    font-size: 1.15rem;
-    margin-top: 2rem;
-  }
-  h3 {
-    font-size: 1rem;
-    margin-top: 1.5rem;
-  }
-  h4 {
-    margin: 0;
-  }
-  .today {
-    display: flex;
-    align-items: baseline;
-    gap: 1rem;
-    flex-wrap: wrap;
-  }
-  .score-today {
-    margin: 0;
-  }
-  .score-value {
-    font-size: 3rem;
-    font-weight: 700;
-    font-variant-numeric: tabular-nums;
-  }
-  .status-label {
-    margin: 0;
-    font-weight: 600;
-  }
-  .status-ready .score-value {
-    color: #3b8a3a;
-  }
-  .status-maintain .score-value {
-    color: #b8860b;
-  }
-  .status-recover .score-value {
-    color: #c0392b;
-  }
-  .table-wrap {
-    overflow-x: auto;
-  }
-  table {
-    border-collapse: collapse;
-    min-width: 100%;
-  }
-  caption {
-    text-align: left;
-    font-weight: 600;
-    padding-bottom: 0.3rem;
-  }
-  th,
-  td {
-    text-align: left;
-    padding: 0.3rem 0.6rem;
-    border-bottom: 1px solid #8884;
-    vertical-align: top;
-  }
-  td.detail {
-    min-width: 14rem;
-  }
-  td.num,
-  th.num {
-    text-align: right;
-    font-variant-numeric: tabular-nums;
-    white-space: nowrap;
-  }
-  .chart {
-    width: 100%;
-    height: auto;
-    display: block;
-  }
-  .chart text {
-    fill: currentColor;
-    font-size: 12px;
-  }
-  .chart .axis-title {
-    font-weight: 600;
-  }
-  .chart .axis {
-    stroke: currentColor;
-  }
-  .chart .grid {
-    stroke: #8883;
-  }
-  .chart .grid.major {
-    stroke: #888a;
-  }
-  .chart .line {
-    fill: none;
-    stroke-width: 2;
-    stroke-linejoin: round;
-  }
-  .score .line,
-  .swatch-score {
-    stroke: #4e79a7;
-    background: #4e79a7;
-  }
-  .series.score circle {
-    fill: #4e79a7;
-  }
-  .ctl .line,
-  .swatch-ctl {
-    stroke: #4e79a7;
-    background: #4e79a7;
-  }
-  .ctl circle {
-    fill: #4e79a7;
-  }
-  .atl .line,
-  .swatch-atl {
-    stroke: #e15759;
-    background: #e15759;
-  }
-  .atl circle {
-    fill: #e15759;
-  }
-  .tsb .line,
-  .swatch-tsb {
-    stroke: #59a14f;
-    background: #59a14f;
-  }
-  .tsb circle {
-    fill: #59a14f;
-  }
-  .glycogen .line,
-  .swatch-glycogen {
-    stroke: #f28e2b;
-    background: #f28e2b;
-  }
-  .glycogen circle {
-    fill: #f28e2b;
-  }
-  .zone-ready {
-    fill: #59a14f22;
-    background: #59a14f44;
-  }
-  .zone-maintain {
-    fill: #edc94822;
-    background: #edc94866;
-  }
-  .zone-recover {
-    fill: #e1575922;
-    background: #e1575944;
-  }
-  .workout.planned {
-    fill: #4e79a733;
-    stroke: #4e79a7;
-    stroke-dasharray: 3 2;
-    background: #4e79a755;
-  }
-  .workout.recorded {
-    fill: #8884;
-    background: #8886;
-  }
-  .meal line {
-    stroke: #b07aa1;
-    stroke-width: 1.5;
-  }
-  .meal path,
-  .swatch-meal {
-    fill: #b07aa1;
-    background: #b07aa1;
-  }
-  .now line {
-    stroke: currentColor;
-    stroke-dasharray: 4 3;
-  }
-  .now path {
-    fill: currentColor;
-  }
-  .rule-target {
-    stroke: #59a14f;
-    stroke-dasharray: 6 3;
-  }
-  .rule-floor {
-    stroke: #e15759;
-    stroke-dasharray: 6 3;
-  }
-  .chart .rule-label {
-    font-size: 10px;
-  }
-  .legend {
-    list-style: none;
-    padding: 0;
-    display: flex;
-    flex-wrap: wrap;
-    gap: 0.4rem 1rem;
-    font-size: 0.9rem;
-  }
-  .swatch {
-    display: inline-block;
-    width: 0.8rem;
-    height: 0.8rem;
-    margin-right: 0.35rem;
-    vertical-align: -0.05rem;
-  }
-  .plans {
-    list-style: none;
-    padding: 0;
-  }
-  .plan {
-    border: 1px solid #8884;
-    border-radius: 0.4rem;
-    padding: 0.6rem 0.8rem;
-    margin-bottom: 0.8rem;
-  }
-  .plan p {
-    margin: 0.3rem 0;
-  }
-  .advice li {
-    margin-bottom: 0.4rem;
-  }
-  .advice .reason {
-    display: block;
-    font-size: 0.9rem;
-    opacity: 0.8;
-  }
-  .fuel-status {
-    font-weight: 700;
-    padding: 0.05rem 0.5rem;
-    border-radius: 1rem;
-    color: #fff;
-  }
-  .fuel-ready {
-    background: #3b8a3a;
-  }
-  .fuel-top_up {
-    background: #b8860b;
-  }
-  .fuel-at_risk {
-    background: #c0392b;
-  }
-  .muted {
-    opacity: 0.75;
-  }
-  @media (max-width: 30rem) {
-    th,
-    td {
-      padding: 0.3rem 0.35rem;
-    }
-    table {
-      font-size: 0.9rem;
-    }
-    /* The charts shrink with the screen: larger user units keep their text legible. */
-    .chart text {
-      font-size: 18px;
-    }
-    .chart .rule-label {
-      font-size: 15px;
-    }
-  }
-</style>`;
-
 function dashboardPage(data: DashboardData): string {
   const today = data.recovery.find((day) => day.date === data.today);
   return page(
     'Dashboard',
-    html`${EXTRA_STYLE}
-      <h1>Dashboard</h1>
+    html`<h1>Dashboard</h1>
       <p>${longDayFormat.format(Date.parse(`${data.today}T00:00:00Z`))}, in your time zone (${data.timeZone}).</p>
       ${section('recovery-today', 'Recovery today', recoveryToday(today, data.today))}
       ${section('recovery-history', `Recovery, last ${HISTORY_DAYS} days`, recoveryChart(data))}
       ${section('training-load', `Training load, last ${HISTORY_DAYS} days`, trainingLoadChart(data))}
       ${section('fuel', `Glycogen, next ${FUEL_DAYS} days`, fuelSection(data))}
       <nav><a href="/">Home</a> · <a href="/settings">Settings</a></nav>`,
+    'page-dashboard',
   );
 }
 
@@ -777,7 +535,7 @@ export function dashboardPages(deps: PageDeps): Router {
   router.get('/dashboard', async (req: Request, res: Response) => {
     const user = signedInUserOr303(req, res);
     if (!user) return;
-    res.type('html').send(dashboardPage(await loadDashboard(deps.db, user, new Date())));
+    sendPage(res, dashboardPage(await loadDashboard(deps.db, user, new Date())));
   });
   return router;
 }

@@ -1,5 +1,5 @@
 import { SCOPE_DESCRIPTIONS } from '@pacer/contract';
-import express, { type Request, type Response, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import type { User } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import {
@@ -10,48 +10,15 @@ import {
   surfaceOf,
 } from '../../modules/oauth/grant.service.ts';
 import type { PageDeps } from './account.pages.ts';
-import { csrfTokenFor, requireCsrf } from './csrf.ts';
-import { html, page, type SafeHtml, sendNotFoundPage } from './html.ts';
+import { csrfTokenFor } from './csrf.ts';
+import { formPost, noticeOf } from './forms.ts';
+import { html, page, postButton, type SafeHtml, sendNotFoundPage, sendPage, statusNotice } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 /** Fixed notices shown after a redirect; the query names one, never carries text. */
 const NOTICES = {
   revoked: 'Access revoked. That connection’s tokens stop working at once.',
 } as const;
-
-const EXTRA_STYLE = html`<style>
-  body {
-    max-width: 40rem;
-  }
-  .grants {
-    list-style: none;
-    padding: 0;
-  }
-  .grants > li {
-    border: 1px solid #8884;
-    border-radius: 0.5rem;
-    padding: 0.25rem 1rem 1rem;
-    margin-top: 1rem;
-  }
-  .grants h3 {
-    margin-bottom: 0.25rem;
-  }
-  dt {
-    font-weight: 600;
-    margin-top: 0.5rem;
-  }
-  dd {
-    margin-left: 0;
-  }
-  dd ul {
-    margin: 0;
-    padding-left: 1.25rem;
-  }
-  .notice {
-    border-left: 4px solid #2e7d32;
-    padding-left: 0.75rem;
-  }
-</style>`;
 
 function scopeLabel(scope: string): string {
   return (SCOPE_DESCRIPTIONS as Record<string, string | undefined>)[scope] ?? scope;
@@ -98,10 +65,7 @@ function grantItem(grant: ConnectedGrant, title: string, view: SettingsView): Sa
       <dt>Last used</dt>
       <dd>${grant.lastUsedAt ? formatWhen(grant.lastUsedAt, user.timeZone) : 'never'}</dd>
     </dl>
-    <form method="post" action="/settings/grants/${grant.grantId}/revoke">
-      <input type="hidden" name="_csrf" value="${csrf}" />
-      <button type="submit" aria-describedby="${headingId}">Revoke</button>
-    </form>
+    ${postButton(`/settings/grants/${grant.grantId}/revoke`, csrf, 'Revoke', headingId)}
   </li>`;
 }
 
@@ -119,9 +83,8 @@ function settingsPage(view: SettingsView): string {
     grants.map((grant) => grantItem(grant, title(grant), view));
   return page(
     'Connected apps',
-    html`${EXTRA_STYLE}
-      <h1>Connected apps</h1>
-      ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : undefined}
+    html`<h1>Connected apps</h1>
+      ${statusNotice(view.notice)}
       <p>
         Apps and AI assistants you allowed to use your Pacer data. Revoking one stops all of its access at once; it
         would have to ask you again.
@@ -147,48 +110,38 @@ function settingsPage(view: SettingsView): string {
         }
       </section>
       <nav><a href="/">Home</a> · <a href="/developer">Developer portal</a></nav>`,
+    'page-settings',
   );
+}
+
+async function showSettings(deps: PageDeps, req: Request, res: Response): Promise<void> {
+  const user = signedInUserOr303(req, res);
+  if (!user) return;
+  const { apps, developerTokens } = await listConnectedApps(deps.db, user.id);
+  const resources: ServedResources = { rest: deps.config.baseUrl, mcp: deps.config.mcpResource };
+  const csrf = csrfTokenFor(req, res, deps.config.secureCookies);
+  sendPage(res, settingsPage({ user, csrf, apps, developerTokens, resources, notice: noticeOf(req, NOTICES) }));
+}
+
+async function revoke(deps: PageDeps, req: Request, res: Response): Promise<void> {
+  const user = signedInUserOr303(req, res, '/settings');
+  if (!user) return;
+  try {
+    await revokeGrant(deps.db, { userId: user.id, grantId: String(req.params['grantId']) });
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
+    sendNotFoundPage(res, 'There is no such connected app on your account.', {
+      href: '/settings',
+      label: 'Back to settings',
+    });
+    return;
+  }
+  res.redirect(303, '/settings?notice=revoked');
 }
 
 /** `/settings`: the signed-in user's connected apps and developer tokens, each revocable. */
 export function settingsPages(deps: PageDeps): Router {
-  const router = Router();
-  const secure = deps.config.secureCookies;
-  const form = express.urlencoded({ extended: false, limit: '16kb' });
-  const csrf = requireCsrf();
-  const resources: ServedResources = { rest: deps.config.baseUrl, mcp: deps.config.mcpResource };
-
-  router.get('/settings', async (req: Request, res: Response) => {
-    const user = signedInUserOr303(req, res);
-    if (!user) return;
-    const { apps, developerTokens } = await listConnectedApps(deps.db, user.id);
-    const noticeKey = req.query['notice'];
-    const notice = noticeKey === 'revoked' ? NOTICES.revoked : undefined;
-    res
-      .type('html')
-      .send(settingsPage({ user, csrf: csrfTokenFor(req, res, secure), apps, developerTokens, resources, notice }));
-  });
-
-  router.post('/settings/grants/:grantId/revoke', form, csrf, async (req: Request, res: Response) => {
-    const user = res.locals.sessionUser;
-    if (!user) {
-      res.redirect(303, `/login?next=${encodeURIComponent('/settings')}`);
-      return;
-    }
-    try {
-      await revokeGrant(deps.db, { userId: user.id, grantId: String(req.params['grantId']) });
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'not_found') {
-        sendNotFoundPage(res, 'There is no such connected app on your account.', {
-          href: '/settings',
-          label: 'Back to settings',
-        });
-        return;
-      }
-      throw error;
-    }
-    res.redirect(303, '/settings?notice=revoked');
-  });
-
-  return router;
+  return Router()
+    .get('/settings', (req, res) => showSettings(deps, req, res))
+    .post('/settings/grants/:grantId/revoke', formPost(), (req, res) => revoke(deps, req, res));
 }

@@ -1,5 +1,5 @@
 import { WEBHOOK_DELIVERY_STATES, type WebhookDelivery, type WebhookDeliveryState } from '@pacer/contract';
-import express, { type Request, type Response, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import { AppError } from '../../errors.ts';
 import { findClientOwnedBy } from '../../modules/oauth/client.repository.ts';
 import type { WebhookDeps } from '../../modules/webhooks/webhook-ingest.service.ts';
@@ -9,8 +9,19 @@ import {
   replayAppDelivery,
 } from '../../modules/webhooks/webhook-portal.service.ts';
 import { UUID_PATTERN } from '../../lib/cursor.ts';
-import { csrfTokenFor, requireCsrf } from './csrf.ts';
-import { html, page, type SafeHtml, sendNotFoundPage, sendNoSuchApp } from './html.ts';
+import { csrfTokenFor } from './csrf.ts';
+import { formPost, noticeOf } from './forms.ts';
+import {
+  errorAlert,
+  html,
+  page,
+  postButton,
+  type SafeHtml,
+  sendNotFoundPage,
+  sendNoSuchApp,
+  sendPage,
+  statusNotice,
+} from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 const PAGE_SIZE = 25;
@@ -25,87 +36,6 @@ const PREVIEW_CHARS = 64 * 1024;
 const NOTICES = {
   replayed: 'Delivery queued again: it is processed through the same path as a new one. Reload to see its state.',
 } as const;
-
-const STYLE = html`<style>
-  body {
-    max-width: 60rem;
-  }
-  .states ul,
-  .deliveries {
-    list-style: none;
-    padding: 0;
-  }
-  .states li {
-    display: inline-block;
-    margin: 0 0.75rem 0.25rem 0;
-  }
-  .states a[aria-current='page'] {
-    font-weight: 700;
-    text-decoration: none;
-  }
-  .deliveries > li {
-    border: 1px solid #8884;
-    border-left-width: 6px;
-    border-radius: 0.5rem;
-    padding: 0.25rem 1rem 0.75rem;
-    margin-top: 1rem;
-  }
-  .deliveries > li.processed {
-    border-left-color: #2e7d32;
-  }
-  .deliveries > li.failed,
-  .deliveries > li.dead_letter,
-  .deliveries > li.rejected {
-    border-left-color: #b00020;
-  }
-  .deliveries h3 {
-    font-size: 1rem;
-    margin-bottom: 0.25rem;
-    overflow-wrap: anywhere;
-  }
-  .facts {
-    display: grid;
-    grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr));
-    gap: 0.25rem 1rem;
-    margin: 0.5rem 0;
-  }
-  .facts dt {
-    font-size: 0.8rem;
-    opacity: 0.75;
-  }
-  .facts .wide {
-    grid-column: 1 / -1;
-  }
-  .facts dd {
-    margin: 0;
-    overflow-wrap: anywhere;
-  }
-  details {
-    margin-top: 0.35rem;
-  }
-  summary {
-    cursor: pointer;
-  }
-  pre {
-    max-height: 24rem;
-    overflow: auto;
-    padding: 0.5rem;
-    border: 1px solid #8884;
-    font-size: 0.85rem;
-    white-space: pre-wrap;
-    overflow-wrap: anywhere;
-  }
-  .deliveries form button {
-    margin-top: 0.5rem;
-  }
-  .notice {
-    border-left: 4px solid #2e7d32;
-    padding-left: 0.75rem;
-  }
-  .hint {
-    font-size: 0.9rem;
-  }
-</style>`;
 
 function listPath(clientId: string, query: { state?: string | undefined; cursor?: string | undefined } = {}): string {
   const params = new URLSearchParams();
@@ -147,75 +77,49 @@ function fact(term: string, value: SafeHtml | string | number | undefined, wide 
     : html`<div ${wide ? html`class="wide"` : undefined}><dt>${term}</dt><dd>${value}</dd></div>`;
 }
 
+function deliveryFacts(delivery: WebhookDelivery): SafeHtml {
+  const secret = delivery.secretMatched ? `yes (${delivery.authMethod ?? 'unknown'})` : 'no';
+  const attempts = delivery.replays > 0 ? `${delivery.attempts} (replays: ${delivery.replays})` : delivery.attempts;
+  const error =
+    delivery.errorCode || delivery.error
+      ? html`${delivery.errorCode ? html`<code>${delivery.errorCode}</code> ` : undefined}${delivery.error ?? ''}`
+      : undefined;
+  const duplicateOf = delivery.duplicateOf;
+  return html`<dl class="facts">
+    ${fact('Received', when(delivery.receivedAt))} ${fact('State', delivery.state)} ${fact('Secret matched', secret)}
+    ${fact('Attempts', attempts)} ${error ? fact('Error', error, true) : undefined}
+    ${delivery.webhookId === null ? undefined : fact('Webhook id', html`<code>${delivery.webhookId}</code>`)}
+    ${
+      duplicateOf === null
+        ? undefined
+        : fact('Duplicate of', html`<a href="#delivery-${duplicateOf}"><code>${duplicateOf}</code></a>`)
+    }
+    ${fact('Finished', when(delivery.finishedAt))}
+    ${delivery.sourceIp === null ? undefined : fact('Source IP', delivery.sourceIp)}
+    ${fact('Delivery id', html`<code>${delivery.id}</code>`)}
+  </dl>`;
+}
+
+/** A folded section of a delivery (payload, headers, …): `<pre class="{className}">`. */
+function folded(summary: string, className: string, text: string): SafeHtml {
+  return html`<details>
+    <summary>${summary}</summary>
+    <pre class="${className}">${text}</pre>
+  </details>`;
+}
+
 function deliveryItem(delivery: WebhookDelivery, csrf: string): SafeHtml {
   const titleId = `delivery-${delivery.id}-title`;
-  const secret = delivery.secretMatched ? `yes (${delivery.authMethod ?? 'unknown'})` : 'no';
-  const hasQuery = Object.keys(delivery.query).length > 0;
+  const replayPath = `/developer/apps/${encodeURIComponent(delivery.clientId)}/webhooks/${delivery.id}/replay`;
   return html`<li class="${delivery.state}" id="delivery-${delivery.id}" aria-labelledby="${titleId}">
     <h3 id="${titleId}">
       <code>${delivery.event ?? '(no event)'}</code> · <span class="state">${delivery.state}</span>
     </h3>
-    <dl class="facts">
-      ${fact('Received', when(delivery.receivedAt))} ${fact('State', delivery.state)}
-      ${fact('Secret matched', secret)}
-      ${fact('Attempts', delivery.replays > 0 ? `${delivery.attempts} (replays: ${delivery.replays})` : delivery.attempts)}
-      ${
-        delivery.errorCode || delivery.error
-          ? fact(
-              'Error',
-              html`${delivery.errorCode ? html`<code>${delivery.errorCode}</code> ` : undefined}${delivery.error ?? ''}`,
-              true,
-            )
-          : undefined
-      }
-      ${delivery.webhookId === null ? undefined : fact('Webhook id', html`<code>${delivery.webhookId}</code>`)}
-      ${
-        delivery.duplicateOf === null
-          ? undefined
-          : fact(
-              'Duplicate of',
-              html`<a href="#delivery-${delivery.duplicateOf}"><code>${delivery.duplicateOf}</code></a>`,
-            )
-      }
-      ${fact('Finished', when(delivery.finishedAt))}
-      ${delivery.sourceIp === null ? undefined : fact('Source IP', delivery.sourceIp)}
-      ${fact('Delivery id', html`<code>${delivery.id}</code>`)}
-    </dl>
-    <details>
-      <summary>Payload</summary>
-      <pre class="payload">${pretty(delivery.payload)}</pre>
-    </details>
-    <details>
-      <summary>Headers</summary>
-      <pre class="headers">${pairs(delivery.headers)}</pre>
-    </details>
-    ${
-      hasQuery
-        ? html`<details>
-            <summary>Query</summary>
-            <pre class="query">${pairs(delivery.query)}</pre>
-          </details>`
-        : undefined
-    }
-    ${
-      delivery.result === null
-        ? undefined
-        : html`<details>
-            <summary>Result</summary>
-            <pre class="result">${pretty(delivery.result)}</pre>
-          </details>`
-    }
-    ${
-      isReplayable(delivery.state)
-        ? html`<form
-            method="post"
-            action="/developer/apps/${encodeURIComponent(delivery.clientId)}/webhooks/${delivery.id}/replay"
-          >
-            <input type="hidden" name="_csrf" value="${csrf}" />
-            <button type="submit" aria-describedby="${titleId}">Replay</button>
-          </form>`
-        : undefined
-    }
+    ${deliveryFacts(delivery)} ${folded('Payload', 'payload', pretty(delivery.payload))}
+    ${folded('Headers', 'headers', pairs(delivery.headers))}
+    ${Object.keys(delivery.query).length > 0 ? folded('Query', 'query', pairs(delivery.query)) : undefined}
+    ${delivery.result === null ? undefined : folded('Result', 'result', pretty(delivery.result))}
+    ${isReplayable(delivery.state) ? postButton(replayPath, csrf, 'Replay', titleId) : undefined}
   </li>`;
 }
 
@@ -253,12 +157,10 @@ function deliveriesPage(view: DeliveriesView): string {
   const url = `${view.baseUrl}/api/webhooks/oauth/${encodeURIComponent(view.clientId)}`;
   return page(
     `Webhook deliveries of ${view.appName}`,
-    html`${STYLE}
-      <h1>Webhook deliveries of ${view.appName}</h1>
+    html`<h1>Webhook deliveries of ${view.appName}</h1>
       <p class="hint">Sent to <code>${url}</code>. Newest first; secrets in headers and query are shown as
         <code>[redacted]</code>.</p>
-      ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : undefined}
-      ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : undefined}
+      ${statusNotice(view.notice)} ${errorAlert(view.error)}
       ${stateFilter(view)}
       <section aria-labelledby="deliveries-heading">
         <h2 id="deliveries-heading">${view.state ? `Deliveries: ${view.state}` : 'Deliveries'}</h2>
@@ -282,7 +184,115 @@ function deliveriesPage(view: DeliveriesView): string {
         }
         <a href="/developer">Back to your apps</a>
       </nav>`,
+    'page-webhooks',
   );
+}
+
+/** The state filter of the query: a known state, or none and why the one asked for was dropped. */
+function stateFilterOf(value: unknown): { readonly state?: WebhookDeliveryState; readonly refused?: string } {
+  if (isState(value)) return { state: value };
+  if (value === undefined || value === '') return {};
+  return { refused: `Filter by one of: ${WEBHOOK_DELIVERY_STATES.join(', ')}. Showing every delivery.` };
+}
+
+/** One page of deliveries; for a page link that is no longer valid, the newest page and why. */
+async function deliveriesAt(
+  deps: WebhookDeps,
+  where: { readonly userId: string; readonly clientId: string },
+  state: WebhookDeliveryState | undefined,
+  cursor: string | undefined,
+) {
+  const { userId, clientId } = where;
+  try {
+    return { cursor, list: await listAppDeliveries(deps, userId, clientId, { state, cursor, limit: PAGE_SIZE }) };
+  } catch (failure) {
+    if (!(failure instanceof AppError) || failure.code !== 'invalid_cursor') throw failure;
+    return {
+      cursor: undefined,
+      list: await listAppDeliveries(deps, userId, clientId, { state, limit: PAGE_SIZE }),
+      refused: 'That page link is not valid any more; showing the newest deliveries.',
+    };
+  }
+}
+
+interface ListOptions {
+  readonly status?: number;
+  readonly state?: unknown;
+  readonly cursor?: unknown;
+  readonly notice?: string | undefined;
+  readonly error?: string;
+}
+
+/** Renders the list (400 with the reason for a filter or page link it could not follow), or 404 for another's app. */
+async function renderDeliveries(
+  deps: WebhookDeps,
+  req: Request,
+  res: Response,
+  where: { readonly userId: string; readonly clientId: string },
+  options: ListOptions = {},
+): Promise<void> {
+  const app = await findClientOwnedBy(deps.db, { ownerUserId: where.userId, clientId: where.clientId }, ['app']);
+  if (!app) {
+    sendNoSuchApp(res);
+    return;
+  }
+  const { state, refused: badState } = stateFilterOf(options.state);
+  const cursor = typeof options.cursor === 'string' && options.cursor !== '' ? options.cursor : undefined;
+  const listed = await deliveriesAt(deps, where, state, cursor);
+  const refused = listed.refused ?? badState;
+  const view: DeliveriesView = {
+    appName: app.name,
+    clientId: app.clientId,
+    baseUrl: deps.config.baseUrl,
+    csrf: csrfTokenFor(req, res, deps.config.secureCookies),
+    state,
+    paged: listed.cursor !== undefined,
+    items: listed.list.items,
+    nextCursor: listed.list.nextCursor,
+    counts: listed.list.counts,
+    notice: options.notice,
+    error: refused ?? options.error,
+  };
+  sendPage(res, deliveriesPage(view), refused ? 400 : (options.status ?? 200));
+}
+
+async function showDeliveries(deps: WebhookDeps, req: Request, res: Response): Promise<void> {
+  const user = signedInUserOr303(req, res);
+  if (!user) return;
+  await renderDeliveries(
+    deps,
+    req,
+    res,
+    { userId: user.id, clientId: String(req.params['clientId']) },
+    {
+      state: req.query['state'],
+      cursor: req.query['cursor'],
+      notice: noticeOf(req, NOTICES),
+    },
+  );
+}
+
+async function replay(deps: WebhookDeps, req: Request, res: Response): Promise<void> {
+  const clientId = String(req.params['clientId']);
+  const deliveryId = String(req.params['deliveryId']);
+  const user = signedInUserOr303(req, res, listPath(clientId));
+  if (!user) return;
+  if (!UUID_PATTERN.test(deliveryId)) {
+    noSuchDelivery(res, clientId);
+    return;
+  }
+  try {
+    await replayAppDelivery(deps, user.id, clientId, deliveryId);
+  } catch (failure) {
+    if (!(failure instanceof AppError) || (failure.code !== 'conflict' && failure.code !== 'not_found')) throw failure;
+    if (failure.code === 'conflict') {
+      await renderDeliveries(deps, req, res, { userId: user.id, clientId }, { status: 409, error: failure.message });
+    } else if (await findClientOwnedBy(deps.db, { ownerUserId: user.id, clientId }, ['app'])) {
+      noSuchDelivery(res, clientId);
+    } else sendNoSuchApp(res);
+    return;
+  }
+  res.redirect(303, `${listPath(clientId)}?notice=replayed#delivery-${deliveryId}`);
 }
 
 /**
@@ -290,102 +300,7 @@ function deliveriesPage(view: DeliveriesView): string {
  * delivery of one of the signed-in developer's apps, with Replay.
  */
 export function webhookDeliveryPages(deps: WebhookDeps): Router {
-  const router = Router();
-  const secure = deps.config.secureCookies;
-  const form = express.urlencoded({ extended: false, limit: '16kb' });
-  const csrf = requireCsrf();
-
-  /** Renders the list, or answers 404 when the app is not one of the user's. */
-  const render = async (
-    req: Request,
-    res: Response,
-    userId: string,
-    clientId: string,
-    options: { status?: number; state?: unknown; cursor?: unknown; notice?: string; error?: string } = {},
-  ) => {
-    const app = await findClientOwnedBy(deps.db, { ownerUserId: userId, clientId }, ['app']);
-    if (!app) {
-      sendNoSuchApp(res);
-      return;
-    }
-    let status = options.status ?? 200;
-    let error = options.error;
-    let state: WebhookDeliveryState | undefined;
-    if (isState(options.state)) state = options.state;
-    else if (options.state !== undefined && options.state !== '') {
-      status = 400;
-      error = `Filter by one of: ${WEBHOOK_DELIVERY_STATES.join(', ')}. Showing every delivery.`;
-    }
-    let cursor = typeof options.cursor === 'string' && options.cursor !== '' ? options.cursor : undefined;
-    let list;
-    try {
-      list = await listAppDeliveries(deps, userId, clientId, { state, cursor, limit: PAGE_SIZE });
-    } catch (failure) {
-      if (!(failure instanceof AppError) || failure.code !== 'invalid_cursor') throw failure;
-      status = 400;
-      error = 'That page link is not valid any more; showing the newest deliveries.';
-      cursor = undefined;
-      list = await listAppDeliveries(deps, userId, clientId, { state, limit: PAGE_SIZE });
-    }
-    res
-      .status(status)
-      .type('html')
-      .send(
-        deliveriesPage({
-          appName: app.name,
-          clientId: app.clientId,
-          baseUrl: deps.config.baseUrl,
-          csrf: csrfTokenFor(req, res, secure),
-          state,
-          paged: cursor !== undefined,
-          items: list.items,
-          nextCursor: list.nextCursor,
-          counts: list.counts,
-          notice: options.notice,
-          error,
-        }),
-      );
-  };
-
-  router.get('/developer/apps/:clientId/webhooks', async (req, res) => {
-    const user = signedInUserOr303(req, res);
-    if (!user) return;
-    await render(req, res, user.id, String(req.params['clientId']), {
-      state: req.query['state'],
-      cursor: req.query['cursor'],
-      ...(req.query['notice'] === 'replayed' ? { notice: NOTICES.replayed } : {}),
-    });
-  });
-
-  router.post('/developer/apps/:clientId/webhooks/:deliveryId/replay', form, csrf, async (req, res) => {
-    const clientId = String(req.params['clientId']);
-    const deliveryId = String(req.params['deliveryId']);
-    const user = res.locals.sessionUser;
-    if (!user) {
-      res.redirect(303, `/login?next=${encodeURIComponent(listPath(clientId))}`);
-      return;
-    }
-    if (!UUID_PATTERN.test(deliveryId)) {
-      noSuchDelivery(res, clientId);
-      return;
-    }
-    try {
-      await replayAppDelivery(deps, user.id, clientId, deliveryId);
-    } catch (failure) {
-      if (failure instanceof AppError && failure.code === 'conflict') {
-        await render(req, res, user.id, clientId, { status: 409, error: failure.message });
-        return;
-      }
-      if (failure instanceof AppError && failure.code === 'not_found') {
-        if (await findClientOwnedBy(deps.db, { ownerUserId: user.id, clientId }, ['app'])) {
-          noSuchDelivery(res, clientId);
-        } else sendNoSuchApp(res);
-        return;
-      }
-      throw failure;
-    }
-    res.redirect(303, `${listPath(clientId)}?notice=replayed#delivery-${deliveryId}`);
-  });
-
-  return router;
+  return Router()
+    .get('/developer/apps/:clientId/webhooks', (req, res) => showDeliveries(deps, req, res))
+    .post('/developer/apps/:clientId/webhooks/:deliveryId/replay', formPost(), (req, res) => replay(deps, req, res));
 }
