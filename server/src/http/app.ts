@@ -1,6 +1,6 @@
 import { contract } from '@pacer/contract';
 import { createExpressEndpoints } from '@ts-rest/express';
-import express, { type Express } from 'express';
+import express, { type Express, Router } from 'express';
 import type { PgBoss } from 'pg-boss';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config.ts';
@@ -52,17 +52,61 @@ export interface AppDeps {
   readonly mcpRecorder: McpExecutionRecorder;
 }
 
+/** ts-rest's options for every mount: no start-up log, our own response check, validation errors to our handler. */
+const TS_REST_OPTIONS = {
+  logInitialization: false,
+  responseValidation: false,
+  // Hand validation errors to our error handler: problem+json with each field's path.
+  requestValidationErrorHandler: (error: unknown, _req: unknown, _res: unknown, next: (error: unknown) => void) =>
+    next(error),
+} as const;
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
   app.set('trust proxy', deps.config.trustProxy);
   app.use(requestContext(deps.logger));
+  app.use(healthRoutes(deps));
+  mountRestApi(app, deps);
+  const openApi = servedOpenApiDocument(deps.config.baseUrl);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApi);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
+  app.use(discoveryRouter(deps));
+  // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
+  if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));
+  app.use(registrationRouter(deps));
+  app.use(oauthRouter(deps));
+  mountSessionAndWebhookApis(app, deps);
+  app.use(stylesheetRoute());
+  app.use(
+    pageHeaders,
+    loadSession(deps),
+    accountPages(deps),
+    settingsPages(deps),
+    developerPages(deps),
+    adminPages(deps),
+    dashboardPages(deps),
+  );
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger, { checkResponses: deps.config.checkResponses }));
+  return app;
+}
 
-  app.get('/healthz', (_req, res) => {
+/** Under test, every answer is checked against the contract on its way out (response-check.ts). */
+function checkedRoutes<T extends object>(deps: AppDeps, routes: T): T {
+  return deps.config.checkResponses ? checkingResponses(routes) : routes;
+}
+
+/** `/healthz` (the process runs) and `/readyz` (it can reach PostgreSQL and pg-boss). */
+function healthRoutes(deps: AppDeps): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
+  router.get('/readyz', async (_req, res) => {
     const checks = await Promise.allSettled([
       sql`SELECT 1`.execute(deps.db),
       deps.boss.getQueue(purgeExpiredQueue.name),
@@ -71,16 +115,19 @@ export function createApp(deps: AppDeps): Express {
     const ready = database === 'ok' && queue === 'ok';
     res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', database, queue });
   });
+  return router;
+}
 
-  // The REST API first: every API request is matched against the layers before its route, and
-  // no mount below shares a path with it (they serve /api/oauth, /.well-known, /mcp,
-  // /api/webhooks, /api/developer, /api/admin, /docs and the pages).
+/**
+ * The REST API, mounted before everything else: every API request is matched against the layers
+ * before its route, and no later mount shares a path with it (they serve /api/oauth, /.well-known,
+ * /mcp, /api/webhooks, /api/developer, /api/admin, /docs and the pages).
+ */
+function mountRestApi(app: Express, deps: AppDeps): void {
   const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
-  // Under test, every answer is checked against the contract on its way out (response-check.ts).
-  const checked = <T extends object>(routes: T): T => (deps.config.checkResponses ? checkingResponses(routes) : routes);
   createExpressEndpoints(
     restContract,
-    checked({
+    checkedRoutes(deps, {
       wellness: wellnessRoutes(deps),
       nutrition: nutritionRoutes(deps),
       profile: profileRoutes(deps),
@@ -93,64 +140,26 @@ export function createApp(deps: AppDeps): Express {
     }),
     app,
     {
-      logInitialization: false,
-      responseValidation: false,
+      ...TS_REST_OPTIONS,
       // Rate limits are counted while the token is looked up and decided first; no body is
       // read before both pass. Idempotency needs the principal and the parsed body.
       globalMiddleware: [withRestRateLimits(deps, restBearerAuth(deps)), jsonBody, idempotency(deps)],
-      // Hand validation errors to our error handler: problem+json with each field's path.
-      requestValidationErrorHandler: (error, _req, _res, next) => next(error),
     },
   );
+}
 
-  const openApi = servedOpenApiDocument(deps.config.baseUrl);
-  app.get('/openapi.json', (_req, res) => {
-    res.json(openApi);
-  });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
-
-  app.use(discoveryRouter(deps));
-  // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
-  if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));
-  app.use(registrationRouter(deps));
-  app.use(oauthRouter(deps));
-
+/** The APIs with their own authentication: incoming webhooks, the developer portal's JSON API, admin. */
+function mountSessionAndWebhookApis(app: Express, deps: AppDeps): void {
   // Incoming webhooks: no bearer token, raw body (the route reads it), their own auth.
-  createExpressEndpoints(contract.webhooks, checked(webhookRoutes(deps)), app, {
-    logInitialization: false,
-    responseValidation: false,
-    requestValidationErrorHandler: (error, _req, _res, next) => next(error),
-  });
+  createExpressEndpoints(contract.webhooks, checkedRoutes(deps, webhookRoutes(deps)), app, TS_REST_OPTIONS);
   // The developer portal's JSON API: the portal session, not a bearer token.
-  createExpressEndpoints(contract.developer, checked(developerWebhookRoutes(deps)), app, {
-    logInitialization: false,
-    responseValidation: false,
+  createExpressEndpoints(contract.developer, checkedRoutes(deps, developerWebhookRoutes(deps)), app, {
+    ...TS_REST_OPTIONS,
     globalMiddleware: [loadSession(deps), requireSessionApi],
-    requestValidationErrorHandler: (error, _req, _res, next) => next(error),
   });
-
   // Administrator routes: an admin user's bearer token (any scope) or an admin's portal session.
   // Mounted on the prefix rather than as ts-rest globalMiddleware: a single-route contract types
   // the middleware's `req.query` as the parsed query, which Express's RequestHandler does not accept.
   app.use('/api/admin', loadSession(deps), requireAdmin(deps));
-  createExpressEndpoints(contract.admin, checked(adminRoutes(deps)), app, {
-    logInitialization: false,
-    responseValidation: false,
-    requestValidationErrorHandler: (error, _req, _res, next) => next(error),
-  });
-
-  app.use(stylesheetRoute());
-  app.use(
-    pageHeaders,
-    loadSession(deps),
-    accountPages(deps),
-    settingsPages(deps),
-    developerPages(deps),
-    adminPages(deps),
-    dashboardPages(deps),
-  );
-
-  app.use(notFoundHandler);
-  app.use(errorHandler(deps.logger));
-  return app;
+  createExpressEndpoints(contract.admin, checkedRoutes(deps, adminRoutes(deps)), app, TS_REST_OPTIONS);
 }

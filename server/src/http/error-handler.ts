@@ -3,7 +3,8 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 import { AppError, type FieldError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { fieldErrorsOf, sendProblem } from './problem.ts';
+import { fieldErrorsOf, sendProblem, toProblem } from './problem.ts';
+import { problemMismatch } from './response-check.ts';
 
 /** Errors body-parser raises carry a `type` and an HTTP status. */
 interface BodyParserError extends Error {
@@ -52,7 +53,7 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
  * errors are bugs: logged with their stack, answered as a 500 that carries
  * only the request id. The process keeps serving.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, options: { readonly checkResponses?: boolean } = {}): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -71,6 +72,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         'internal_error',
         'Something went wrong on our side. Quote the request id when reporting it.',
       );
+    }
+    if (options.checkResponses) {
+      // Under test (PACER_CHECK_RESPONSES): a problem the route's contract does not declare fails the request.
+      const mismatch = problemMismatch(req, appError.status, toProblem(appError, undefined));
+      if (mismatch) {
+        logger.error({ requestId: res.locals.requestId, mismatch }, 'answer disagrees with the contract');
+        appError = new AppError('internal_error', `The answer disagrees with the contract: ${mismatch}`);
+      }
     }
     sendProblem(res, appError);
   };

@@ -1,4 +1,5 @@
-import { type AppRoute, isAppRouteOtherResponse, validateResponse } from '@ts-rest/core';
+import { contract } from '@pacer/contract';
+import { type AppRoute, type AppRouter, isAppRoute, isAppRouteOtherResponse, validateResponse } from '@ts-rest/core';
 import type { Request } from 'express';
 
 /**
@@ -8,9 +9,10 @@ import type { Request } from 'express';
  * with the schema's issues), so the test that caused it fails too. The body
  * sent is the handler's own, unchanged: ts-rest's `responseValidation` would
  * send the parsed body instead (unknown keys stripped), so tests would see
- * something production never sends. Statuses the contract does not declare
- * have no schema to check against; files and other non-JSON bodies are not
- * checked.
+ * something production never sends. A status the route does not declare
+ * fails too; files and other non-JSON bodies are checked for their status
+ * only. The problem answers of the error handler are checked the same way
+ * (`problemMismatch`).
  */
 export function checkingResponses<T extends object>(implementation: T): T {
   return wrap(implementation) as T;
@@ -34,10 +36,67 @@ function checkedHandler(handler: Handler): Handler {
   return async (args) => {
     const result = await handler(args);
     const route = (args.req as { tsRestRoute?: AppRoute }).tsRestRoute;
-    const declared = route?.responses[Number(result.status)];
-    if (route && declared !== undefined && !isAppRouteOtherResponse(declared)) {
-      validateResponse({ appRoute: route, response: { status: Number(result.status), body: result.body } });
-    }
+    const mismatch = route && answerMismatch(route, Number(result.status), result.body);
+    if (mismatch) throw new Error(`${route.method} ${route.path}: ${mismatch}`);
     return result;
   };
+}
+
+/** Why `body` with `status` is not what `route` declares, or `undefined` when it is. */
+function answerMismatch(route: AppRoute, status: number, body: unknown): string | undefined {
+  const declared = route.responses[status];
+  if (declared === undefined) return `status ${String(status)} is not declared in the contract`;
+  if (isAppRouteOtherResponse(declared)) return undefined;
+  try {
+    validateResponse({ appRoute: route, response: { status, body } });
+    return undefined;
+  } catch (error) {
+    return `the ${String(status)} body does not match the contract: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+interface MatchedRoute {
+  readonly route: AppRoute;
+  readonly pattern: RegExp;
+  /** Literal segments first: `/api/workouts/upload-fit` before `/api/workouts/:id`. */
+  readonly params: number;
+}
+
+function routesOf(router: AppRouter): AppRoute[] {
+  return Object.values(router).flatMap((node) => (isAppRoute(node) ? [node] : routesOf(node)));
+}
+
+let contractRoutes: readonly MatchedRoute[] | undefined;
+
+/** The contract route a request was for: the one ts-rest matched, or the one its method and path name. */
+function contractRouteOf(req: Request): AppRoute | undefined {
+  const matched = (req as { tsRestRoute?: AppRoute }).tsRestRoute;
+  if (matched) return matched;
+  contractRoutes ??= routesOf(contract)
+    .map((route) => {
+      const segments = route.path.split('/');
+      const pattern = segments.map((segment) =>
+        segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      );
+      return {
+        route,
+        pattern: new RegExp(`^${pattern.join('/')}/?$`),
+        params: segments.filter((segment) => segment.startsWith(':')).length,
+      };
+    })
+    .sort((a, b) => a.params - b.params);
+  return contractRoutes.find(
+    (entry) => entry.route.method === req.method && entry.pattern.test(req.originalUrl.split('?')[0] ?? ''),
+  )?.route;
+}
+
+/**
+ * For the error handler under PACER_CHECK_RESPONSES: why the problem answer
+ * about to be sent for `req` disagrees with the contract route it was for,
+ * or `undefined` when it agrees or the request was for no contract route.
+ */
+export function problemMismatch(req: Request, status: number, body: unknown): string | undefined {
+  const route = contractRouteOf(req);
+  const mismatch = route && answerMismatch(route, status, body);
+  return mismatch ? `${route.method} ${route.path}: ${mismatch}` : undefined;
 }
