@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { usePortalBrowser } from '../support/browser.ts';
+import { cardHeaded, csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -15,11 +15,6 @@ afterAll(async () => {
   await server.stop();
 });
 const chromium = usePortalBrowser(() => server.url);
-
-/** The card of one app: the list item headed by its name. */
-function appCard(page: Page, name: string) {
-  return page.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
-}
 
 async function clientRow(clientId: string) {
   return server.db.selectFrom('oauthClients').selectAll().where('clientId', '=', clientId).executeTakeFirst();
@@ -51,7 +46,7 @@ describe('/developer lists the signed-in user’s own apps', () => {
     const { page } = await chromium.signedInPage(owner, '/developer');
     const region = page.getByRole('region', { name: 'Your apps' });
     expect(await region.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['My Training Log']);
-    const card = await appCard(page, 'My Training Log').textContent();
+    const card = await cardHeaded(page, 'My Training Log').textContent();
     expect(card).toContain(mine.clientId);
     expect(card).toContain('https://app.example.test/callback');
     expect(card).toContain('health:read');
@@ -119,7 +114,7 @@ describe('creating an app', () => {
     expect(row?.scopes).toContain('offline_access');
 
     await page.goto(`${server.url}/developer`);
-    const card = appCard(page, 'Phone App');
+    const card = cardHeaded(page, 'Phone App');
     expect(await card.textContent()).toContain('Public');
     expect(await card.getByRole('button', { name: 'Rotate client secret' }).count()).toBe(0);
     expect(await card.getByRole('button', { name: 'Delete' }).count()).toBe(1);
@@ -164,7 +159,7 @@ describe('managing an app', () => {
     expect(oldHash).not.toBeNull();
 
     const { page } = await chromium.signedInPage(owner, '/developer');
-    await appCard(page, 'Rotating App').getByRole('button', { name: 'Rotate client secret' }).click();
+    await cardHeaded(page, 'Rotating App').getByRole('button', { name: 'Rotate client secret' }).click();
     await page.waitForURL(`${server.url}/developer/apps/${app.clientId}/rotate-secret`);
     const secret = (await page.locator('#client-secret').textContent()) ?? '';
     expect(secret).toMatch(/^pcs_/);
@@ -187,11 +182,11 @@ describe('managing an app', () => {
     expect((await call(server.url, 'POST', '/api/wellness', { token: minted.token, body })).status).toBe(201);
 
     const { page } = await chromium.signedInPage(owner, '/developer');
-    await appCard(page, 'Doomed App').getByRole('button', { name: 'Delete' }).click();
+    await cardHeaded(page, 'Doomed App').getByRole('button', { name: 'Delete' }).click();
     await page.waitForURL(`${server.url}/developer?notice=deleted`);
     expect(await page.getByRole('status').textContent()).toContain('App deleted');
-    expect(await appCard(page, 'Doomed App').count()).toBe(0);
-    expect(await appCard(page, 'Surviving App').count()).toBe(1);
+    expect(await cardHeaded(page, 'Doomed App').count()).toBe(0);
+    expect(await cardHeaded(page, 'Surviving App').count()).toBe(1);
 
     expect(await clientRow(app.clientId)).toBeUndefined();
     const grants = await server.db.selectFrom('oauthGrants').select('id').where('id', '=', minted.grantId).execute();
@@ -205,7 +200,7 @@ describe('managing an app', () => {
     const app = await makeApp(server.db, owner, 'Guarded App');
 
     const { context, page } = await chromium.signedInPage(intruder, '/developer');
-    const csrf = (await context.cookies()).find((cookie) => cookie.name === 'pacer_csrf')?.value ?? '';
+    const csrf = await csrfCookie(context);
     expect(csrf).not.toBe('');
     for (const action of ['rotate-secret', 'delete']) {
       const res = await page.request.post(`${server.url}/developer/apps/${app.clientId}/${action}`, {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { call } from '../support/http.ts';
 import { startSignedIn } from '../support/oauth-fixture.ts';
-import { authorizeAs, tokenRequest, type CookieJar } from '../support/oauth-flow.ts';
+import { authorizeAs, refreshTokens, type CookieJar } from '../support/oauth-flow.ts';
 import { MemoryOAuthProvider } from '../support/mcp-client.ts';
 import type { TestServer } from '../support/test-server.ts';
 
@@ -61,12 +61,12 @@ describe('MCP SDK client auth()', () => {
     expect((await call(server.url, 'GET', '/api/wellness', { token: tokens?.access_token ?? '' })).status).toBe(401);
 
     // The refresh the SDK would do later: rotation, same resource.
-    const refreshed = await tokenRequest(server.url, {
-      grant_type: 'refresh_token',
-      client_id: String(provider.client?.client_id),
-      refresh_token: tokens?.refresh_token ?? '',
-      resource: server.config.mcpResource,
-    });
+    const refreshed = await refreshTokens(
+      server.url,
+      { clientId: String(provider.client?.client_id) },
+      tokens?.refresh_token ?? '',
+      { resource: server.config.mcpResource },
+    );
     expect(refreshed.status).toBe(200);
     expect(refreshed.body['refresh_token']).not.toBe(tokens?.refresh_token);
   });

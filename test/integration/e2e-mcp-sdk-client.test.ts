@@ -20,7 +20,7 @@ import type { User } from '../../server/src/db/tables.ts';
 import { ALL_TOOLS } from '../../server/src/mcp/registry.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
 import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
-import { usePortalBrowser } from '../support/browser.ts';
+import { cardHeaded, usePortalBrowser } from '../support/browser.ts';
 import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
@@ -357,9 +357,7 @@ describe('an assistant on the MCP SDK client', () => {
     const accessToken = assistant.saved?.access_token ?? '';
     const page = await person.newPage();
     await page.goto(`${server.url}/settings`);
-    const card = page
-      .getByRole('listitem')
-      .filter({ has: page.getByRole('heading', { name: 'Assistant under test', exact: true }) });
+    const card = cardHeaded(page, 'Assistant under test');
     await card.getByRole('button', { name: 'Revoke' }).first().click();
     await page.waitForURL((current) => current.searchParams.get('notice') === 'revoked');
     await page.close();

@@ -101,6 +101,36 @@ async function signInAndDecide(page: Page, user: User, url: URL, button: 'Approv
   return callbackUrl();
 }
 
+/** RFC 6749 §4.1.3 with the PKCE verifier, sent and checked by oauth4webapi. */
+async function exchangeCode(
+  params: URLSearchParams,
+  request: AuthorizationRequest,
+  auth: oauth.ClientAuth,
+): Promise<oauth.TokenEndpointResponse> {
+  return oauth.processAuthorizationCodeResponse(
+    as,
+    client,
+    await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      auth,
+      params,
+      callbacks.redirectUri,
+      request.codeVerifier,
+      insecure,
+    ),
+  );
+}
+
+/** RFC 6749 §6 with client_secret_post, sent and checked by oauth4webapi. */
+async function refreshTokens(refreshToken: string): Promise<oauth.TokenEndpointResponse> {
+  return oauth.processRefreshTokenResponse(
+    as,
+    client,
+    await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretPost(clientSecret()), refreshToken, insecure),
+  );
+}
+
 async function wellnessStatus(accessToken: string): Promise<number> {
   try {
     const res = await oauth.protectedResourceRequest(
@@ -151,19 +181,7 @@ describe('approve in Chromium, exchange, refresh, revoke', () => {
     // RFC 9207 §2.4 and RFC 6749 §10.12: iss and state are checked before the code is used.
     const params = oauth.validateAuthResponse(as, client, callback, request.state);
     expect(params.get('iss')).toBe(server.config.baseUrl);
-    tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        oauth.ClientSecretPost(clientSecret()),
-        params,
-        callbacks.redirectUri,
-        request.codeVerifier,
-        insecure,
-      ),
-    );
+    tokens = await exchangeCode(params, request, oauth.ClientSecretPost(clientSecret()));
     const done = performance.now();
     console.info(
       `authorize + sign-in + consent + token: ${(done - started).toFixed(0)} ms ` +
@@ -179,11 +197,7 @@ describe('approve in Chromium, exchange, refresh, revoke', () => {
 
   it('refreshes with rotation: a new refresh token, and the new access token reads /api/wellness', async () => {
     const previous = tokens.refresh_token ?? '';
-    refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      client,
-      await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretPost(clientSecret()), previous, insecure),
-    );
+    refreshed = await refreshTokens(previous);
     expect(refreshed.refresh_token).toEqual(expect.any(String));
     expect(refreshed.refresh_token).not.toBe(previous);
     expect(refreshed.access_token).not.toBe(tokens.access_token);
@@ -203,22 +217,10 @@ describe('approve in Chromium, exchange, refresh, revoke', () => {
     ).resolves.toBeUndefined();
 
     expect(await wellnessStatus(refreshed.access_token)).toBe(401);
-    const refused = await oauth
-      .processRefreshTokenResponse(
-        as,
-        client,
-        await oauth.refreshTokenGrantRequest(
-          as,
-          client,
-          oauth.ClientSecretPost(clientSecret()),
-          refreshToken,
-          insecure,
-        ),
-      )
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const refused = await refreshTokens(refreshToken).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(oauth.ResponseBodyError);
     expect((refused as oauth.ResponseBodyError).error).toBe('invalid_grant');
     expect((refused as oauth.ResponseBodyError).status).toBe(400);
@@ -259,19 +261,7 @@ describe('client_secret_basic at the token endpoint', () => {
     const approved = await authorizeAs(await signIn(server.url, user.email), request.url.href, 'approve');
     if (!approved.location) throw new Error(`no redirect: ${approved.status}`);
     const params = oauth.validateAuthResponse(as, client, approved.location, request.state);
-    const basic = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        oauth.ClientSecretBasic(clientSecret()),
-        params,
-        callbacks.redirectUri,
-        request.codeVerifier,
-        insecure,
-      ),
-    );
+    const basic = await exchangeCode(params, request, oauth.ClientSecretBasic(clientSecret()));
     expect(await wellnessStatus(basic.access_token)).toBe(200);
   });
 });

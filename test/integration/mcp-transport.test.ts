@@ -19,7 +19,8 @@ import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { insertClient } from '../../server/src/modules/oauth/client.repository.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
-import { registerClient, tokenRequest } from '../support/oauth-flow.ts';
+import { corsPreflight } from '../support/http.ts';
+import { registerClient, revokeToken } from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /** A browser origin listed in `PACER_MCP_ALLOWED_ORIGINS` of the main server. */
@@ -349,18 +350,15 @@ describe('DNS-rebinding guard (Host and Origin)', () => {
     expect(answer.headers.get('access-control-allow-origin')).toBe(LISTED_ORIGIN);
     expect(answer.headers.get('access-control-expose-headers')).toContain('WWW-Authenticate');
 
-    const preflight = await fetch(`${server.url}/mcp`, {
-      method: 'OPTIONS',
-      headers: {
-        origin: LISTED_ORIGIN,
-        'access-control-request-method': 'POST',
-        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
-      },
+    const preflight = await corsPreflight(`${server.url}/mcp`, {
+      origin: LISTED_ORIGIN,
+      method: 'POST',
+      headers: 'authorization, content-type, mcp-protocol-version',
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(LISTED_ORIGIN);
     expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');
-    const foreign = await fetch(`${server.url}/mcp`, { method: 'OPTIONS', headers: { origin: 'http://evil.example' } });
+    const foreign = await corsPreflight(`${server.url}/mcp`, { origin: 'http://evil.example' });
     expect(foreign.status).toBe(403);
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -527,11 +525,7 @@ describe('revocation', () => {
     });
     const before = await postMcp(server, { token, body: toolsCall('get_current_time') });
 
-    const revoked = await tokenRequest(
-      server.url,
-      { token, client_id: app.clientId, client_secret: app.clientSecret },
-      { form: true, path: '/api/oauth/revoke' },
-    );
+    const revoked = await revokeToken(server.url, app, token);
     const after = await postMcp(server, { token, body: toolsCall('get_current_time') });
 
     expect(before.status).toBe(200);

@@ -3,6 +3,7 @@ import { createPacerClient } from '@pacer/client-sdk';
 import type { PlannedStep, PlannedStructure, PlannedWorkout } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
+import { dayIn } from '../support/dates.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { asProblem, call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -26,19 +27,6 @@ afterAll(async () => {
 });
 
 const sdk = (accessToken = token) => createPacerClient({ baseUrl: server.url, accessToken });
-
-/** Today's date in a time zone, shifted by whole days, `YYYY-MM-DD`. */
-function dayIn(timeZone: string, offsetDays = 0): string {
-  const today = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(new Date());
-  const date = new Date(`${today}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + offsetDays);
-  return date.toISOString().slice(0, 10);
-}
 
 const sweetSpot: PlannedStructure = {
   steps: [

@@ -2,6 +2,7 @@ import { createPacerClient } from '@pacer/client-sdk';
 import type { PlannedWorkout, Profile } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
+import { dayIn } from '../support/dates.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { asProblem, call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -36,19 +37,6 @@ async function profileOf(athlete: Athlete): Promise<Profile> {
 
 async function patch(athlete: Athlete, body: unknown) {
   return call<Profile>(server.url, 'PATCH', '/api/profile', { token: athlete.token, body });
-}
-
-/** Today's date in a time zone, `YYYY-MM-DD`. */
-function todayIn(timeZone: string, offsetDays = 0): string {
-  const today = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(new Date());
-  const date = new Date(`${today}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + offsetDays);
-  return date.toISOString().slice(0, 10);
 }
 
 describe('GET /api/profile', () => {
@@ -213,17 +201,17 @@ describe('PATCH /api/profile', () => {
   it("refuses a birth date after today in the user's time zone, and accepts today", async () => {
     // Kiritimati (UTC+14) is the first place where a day begins.
     const athlete = await makeAthlete('Pacific/Kiritimati');
-    const tomorrow = await patch(athlete, { birthDate: todayIn('Pacific/Kiritimati', 1) });
+    const tomorrow = await patch(athlete, { birthDate: dayIn('Pacific/Kiritimati', 1) });
     expect(tomorrow.status).toBe(400);
     expect(asProblem(tomorrow.body).errors).toEqual([{ path: 'birthDate', message: 'must not be in the future' }]);
-    const today = await patch(athlete, { birthDate: todayIn('Pacific/Kiritimati') });
+    const today = await patch(athlete, { birthDate: dayIn('Pacific/Kiritimati') });
     expect(today.status).toBe(200);
   });
 
   it('checks a birth date against the time zone sent in the same patch', async () => {
     const athlete = await makeAthlete('Pacific/Kiritimati');
     // Pago Pago (UTC-11) is 25 hours behind Kiritimati: Kiritimati's today is its future.
-    const res = await patch(athlete, { timeZone: 'Pacific/Pago_Pago', birthDate: todayIn('Pacific/Kiritimati') });
+    const res = await patch(athlete, { timeZone: 'Pacific/Pago_Pago', birthDate: dayIn('Pacific/Kiritimati') });
     expect(res.status).toBe(400);
     expect(asProblem(res.body).errors?.map((error) => error.path)).toEqual(['birthDate']);
     expect((await profileOf(athlete)).timeZone).toBe('Pacific/Kiritimati');

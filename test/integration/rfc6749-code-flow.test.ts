@@ -14,12 +14,14 @@ import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
   authorizationRequest,
   authorizeAs,
+  clientRequest,
+  exchangeCode,
   issueCode,
   pkcePair,
+  refreshTokens,
   registerClient,
   runCodeFlow,
   signIn,
-  tokenRequest,
   type CookieJar,
   type TestClient,
 } from '../support/oauth-flow.ts';
@@ -183,16 +185,7 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
 
   it('accepts a form body with client_secret_basic', async () => {
     const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'health:read' });
-    const tokens = await tokenRequest(
-      server.url,
-      {
-        grant_type: 'authorization_code',
-        code: code,
-        redirect_uri: app.redirectUri,
-        code_verifier: verifier,
-      },
-      { form: true, basic: { id: app.clientId, secret: app.clientSecret ?? '' } },
-    );
+    const tokens = await exchangeCode(server.url, app, { code, verifier }, {}, { form: true, clientAuth: 'basic' });
     expect(tokens.status).toBe(200);
     expect(tokens.body['token_type']).toBe('Bearer');
   });
@@ -206,14 +199,7 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
 
   it('refuses a wrong client secret with 401 invalid_client and a challenge', async () => {
     const { code, verifier } = await runCodeFlow(server.url, jar, app, { scope: 'health:read' });
-    const wrong = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      client_secret: 'pcs_wrong',
-      code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-    });
+    const wrong = await exchangeCode(server.url, app, { code, verifier }, { client_secret: 'pcs_wrong' });
     expect(wrong.status).toBe(401);
     expect(wrong.body['error']).toBe('invalid_client');
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
@@ -221,13 +207,7 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
 
   it('refuses a confidential client that sends no secret', async () => {
     const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'health:read' });
-    const res = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      code: code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-    });
+    const res = await exchangeCode(server.url, app, { code, verifier }, {}, { clientAuth: 'none' });
     expect(res.status).toBe(401);
     expect(res.body['error']).toBe('invalid_client');
   });
@@ -238,25 +218,13 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
     expect(
       (await call(server.url, 'POST', '/api/wellness', { token: accessToken, body: { date: '2026-03-01' } })).status,
     ).toBe(201);
-    const replay = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-    });
+    const replay = await exchangeCode(server.url, app, { code, verifier });
     expect(replay.status).toBe(400);
     expect(replay.body['error']).toBe('invalid_grant');
     expect(
       (await call(server.url, 'POST', '/api/wellness', { token: accessToken, body: { date: '2026-03-01' } })).status,
     ).toBe(401);
-    const refreshed = await tokenRequest(server.url, {
-      grant_type: 'refresh_token',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      refresh_token: String(tokens.body['refresh_token']),
-    });
+    const refreshed = await refreshTokens(server.url, app, String(tokens.body['refresh_token']));
     expect(refreshed.body['error']).toBe('invalid_grant');
   });
 
@@ -267,23 +235,19 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
       (
         await authorizeAs(jar, authorizationRequest(server.url, app, { code_challenge: challenge }))
       ).location?.searchParams.get('code') ?? '';
-    const stolen = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: other.clientId,
-      client_secret: other.clientSecret,
-      code: await issue(),
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-    });
+    const stolen = await exchangeCode(
+      server.url,
+      other,
+      { code: await issue(), verifier },
+      { redirect_uri: app.redirectUri },
+    );
     expect(stolen.body['error']).toBe('invalid_grant');
-    const redirect = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      code: await issue(),
-      redirect_uri: 'https://client.example.test/other',
-      code_verifier: verifier,
-    });
+    const redirect = await exchangeCode(
+      server.url,
+      app,
+      { code: await issue(), verifier },
+      { redirect_uri: 'https://client.example.test/other' },
+    );
     expect(redirect.body['error']).toBe('invalid_grant');
   });
 
@@ -294,23 +258,12 @@ describe('code exchange (§4.1.3, §5.1, §5.2)', () => {
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where('consumedAt', 'is', null)
       .execute();
-    const res = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      code: code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-    });
+    const res = await exchangeCode(server.url, app, { code, verifier });
     expect(res.body['error']).toBe('invalid_grant');
   });
 
   it('answers RFC 6749 errors for malformed requests', async () => {
-    const unsupported = await tokenRequest(server.url, {
-      grant_type: 'password',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-    });
+    const unsupported = await clientRequest(server.url, app, { grant_type: 'password' });
     expect(unsupported.body['error']).toBe('unsupported_grant_type');
     const nested = await fetch(`${server.url}/api/oauth/token`, {
       method: 'POST',
@@ -346,14 +299,7 @@ describe('refresh-token lifetime', () => {
 });
 
 describe('refresh (§6)', () => {
-  const refresh = (token: string, extra: Record<string, string> = {}) =>
-    tokenRequest(server.url, {
-      grant_type: 'refresh_token',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      refresh_token: token,
-      ...extra,
-    });
+  const refresh = (token: string, extra: Record<string, string> = {}) => refreshTokens(server.url, app, token, extra);
 
   it('rotates the refresh token every time, and the new access token works', async () => {
     const { tokens } = await runCodeFlow(server.url, jar, app, { scope: 'health:read health:write' });
@@ -405,12 +351,7 @@ describe('refresh (§6)', () => {
   it('refuses a refresh token of another client and an expired one', async () => {
     const other = await registerClient(server.db, athlete, { redirectUri: 'https://third.example.test/cb' });
     const { tokens } = await runCodeFlow(server.url, jar, app, { scope: 'health:read' });
-    const foreign = await tokenRequest(server.url, {
-      grant_type: 'refresh_token',
-      client_id: other.clientId,
-      client_secret: other.clientSecret,
-      refresh_token: String(tokens.body['refresh_token']),
-    });
+    const foreign = await refreshTokens(server.url, other, String(tokens.body['refresh_token']));
     expect(foreign.body['error']).toBe('invalid_grant');
     await server.db
       .updateTable('oauthRefreshTokens')

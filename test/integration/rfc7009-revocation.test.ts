@@ -8,7 +8,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/http.ts';
 import { startOAuthFixture } from '../support/oauth-fixture.ts';
-import { registerClient, runCodeFlow, tokenRequest, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
+import {
+  refreshTokens,
+  registerClient,
+  revokeToken,
+  runCodeFlow,
+  type CookieJar,
+  type TestClient,
+} from '../support/oauth-flow.ts';
 import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
@@ -26,11 +33,7 @@ afterAll(async () => {
 });
 
 const revoke = (client: TestClient, token: string, extra: Record<string, string> = {}) =>
-  tokenRequest(
-    server.url,
-    { token, client_id: client.clientId, client_secret: client.clientSecret, ...extra },
-    { form: true, path: '/api/oauth/revoke' },
-  );
+  revokeToken(server.url, client, token, extra);
 const alive = async (accessToken: string) =>
   (await call(server.url, 'GET', '/api/wellness', { token: accessToken })).status === 200;
 
@@ -40,12 +43,7 @@ describe('revocation', () => {
     const res = await revoke(app, String(tokens.body['access_token']), { token_type_hint: 'access_token' });
     expect(res.status).toBe(200);
     expect(await alive(String(tokens.body['access_token']))).toBe(false);
-    const refreshed = await tokenRequest(server.url, {
-      grant_type: 'refresh_token',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      refresh_token: String(tokens.body['refresh_token']),
-    });
+    const refreshed = await refreshTokens(server.url, app, String(tokens.body['refresh_token']));
     expect(refreshed.body['error']).toBe('invalid_grant');
   });
 
@@ -67,19 +65,11 @@ describe('revocation', () => {
   });
 
   it('requires client authentication (401 invalid_client) and a token (400)', async () => {
-    const unauthenticated = await tokenRequest(
-      server.url,
-      { token: 'x', client_id: app.clientId, client_secret: 'wrong' },
-      { form: true, path: '/api/oauth/revoke' },
-    );
+    const unauthenticated = await revokeToken(server.url, app, 'x', { client_secret: 'wrong' });
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.body['error']).toBe('invalid_client');
     expect(unauthenticated.headers.get('www-authenticate')).toMatch(/^Basic/);
-    const missing = await tokenRequest(
-      server.url,
-      { client_id: app.clientId, client_secret: app.clientSecret },
-      { form: true, path: '/api/oauth/revoke' },
-    );
+    const missing = await revokeToken(server.url, app, undefined);
     expect(missing.status).toBe(400);
     expect(missing.body['error']).toBe('invalid_request');
   });
@@ -94,11 +84,7 @@ describe('revocation', () => {
       },
     );
     const { tokens } = await runCodeFlow(server.url, jar, phone, { scope: 'health:read' });
-    const res = await tokenRequest(
-      server.url,
-      { token: String(tokens.body['refresh_token']), client_id: phone.clientId },
-      { form: true, path: '/api/oauth/revoke' },
-    );
+    const res = await revokeToken(server.url, phone, String(tokens.body['refresh_token']));
     expect(res.status).toBe(200);
     expect(await alive(String(tokens.body['access_token']))).toBe(false);
   });

@@ -9,7 +9,7 @@ import { insertDcrClientIfMissing } from '../../server/src/modules/oauth/client.
 import { redirectSetKeyOf } from '../../server/src/modules/oauth/registration.service.ts';
 import { consumeRateLimit } from '../../server/src/modules/rate-limit/rate-limit.service.ts';
 import { makeUser } from '../support/factories.ts';
-import { asProblem, call, type JsonResponse } from '../support/http.ts';
+import { asProblem, call, corsPreflight, type JsonResponse } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /**
@@ -200,13 +200,10 @@ describe('RFC 7591 registration of a public MCP client', () => {
   });
 
   it('answers a browser preflight so web-based clients can register', async () => {
-    const res = await fetch(`${server.url}${REGISTER}`, {
-      method: 'OPTIONS',
-      headers: {
-        origin: 'https://inspector.example',
-        'access-control-request-method': 'POST',
-        'access-control-request-headers': 'content-type',
-      },
+    const res = await corsPreflight(`${server.url}${REGISTER}`, {
+      origin: 'https://inspector.example',
+      method: 'POST',
+      headers: 'content-type',
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');

@@ -8,8 +8,8 @@ import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
   authorizationRequest,
   authorizeAs,
+  exchangeCode,
   pkcePair,
-  tokenRequest,
   type AuthorizeQuery,
   type CookieJar,
   type TestClient,
@@ -55,14 +55,7 @@ describe('PKCE on the token request (§4.5, §4.6)', () => {
     const result = await authorizeAs(jar, request({ code_challenge: challenge, code_challenge_method: 'S256' }));
     return result.location?.searchParams.get('code') ?? '';
   }
-  const exchange = (code: string, verifier: string | undefined) =>
-    tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-    });
+  const exchange = (code: string, verifier: string | undefined) => exchangeCode(server.url, app, { code, verifier });
 
   it('issues tokens for the matching verifier', async () => {
     const { verifier, challenge } = pkcePair();

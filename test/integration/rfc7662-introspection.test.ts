@@ -7,7 +7,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { startOAuthFixture } from '../support/oauth-fixture.ts';
-import { registerClient, runCodeFlow, tokenRequest, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
+import {
+  clientRequest,
+  refreshTokens,
+  registerClient,
+  revokeToken,
+  runCodeFlow,
+  type CookieJar,
+  type RequestingClient,
+  type TestClient,
+} from '../support/oauth-flow.ts';
 import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
@@ -22,12 +31,9 @@ afterAll(async () => {
   await server.stop();
 });
 
-const introspect = (token: string, client: TestClient = app) =>
-  tokenRequest(
-    server.url,
-    { token },
-    { form: true, path: '/api/oauth/introspect', basic: { id: client.clientId, secret: client.clientSecret ?? '' } },
-  );
+const INTROSPECT = { form: true, path: '/api/oauth/introspect' } as const;
+const introspect = (token: string, client: RequestingClient = app) =>
+  clientRequest(server.url, client, { token }, { ...INTROSPECT, clientAuth: 'basic' });
 
 describe('introspection', () => {
   it('describes a live access token and a live refresh token', async () => {
@@ -54,40 +60,23 @@ describe('introspection', () => {
   it('answers only {active:false} for unknown, expired, revoked and rotated tokens', async () => {
     expect((await introspect('pat_unknown')).body).toEqual({ active: false });
     const { tokens } = await runCodeFlow(server.url, jar, app, { scope: 'health:read' });
-    const rotated = await tokenRequest(server.url, {
-      grant_type: 'refresh_token',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      refresh_token: String(tokens.body['refresh_token']),
-    });
+    const rotated = await refreshTokens(server.url, app, String(tokens.body['refresh_token']));
     expect((await introspect(String(tokens.body['refresh_token']))).body).toEqual({ active: false });
     await server.db
       .updateTable('oauthAccessTokens')
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .execute();
     expect((await introspect(String(rotated.body['access_token']))).body).toEqual({ active: false });
-    await tokenRequest(
-      server.url,
-      { token: String(rotated.body['refresh_token']), client_id: app.clientId, client_secret: app.clientSecret },
-      { form: true, path: '/api/oauth/revoke' },
-    );
+    await revokeToken(server.url, app, String(rotated.body['refresh_token']));
     expect((await introspect(String(rotated.body['refresh_token']))).body).toEqual({ active: false });
   });
 
   it('requires an authenticated confidential client', async () => {
     const phone = await registerClient(server.db, user, { isPublic: true, redirectUri: 'http://localhost/cb' });
-    const res = await tokenRequest(
-      server.url,
-      { token: 'x', client_id: phone.clientId },
-      { form: true, path: '/api/oauth/introspect' },
-    );
+    const res = await clientRequest(server.url, phone, { token: 'x' }, INTROSPECT);
     expect(res.status).toBe(401);
     expect(res.body['error']).toBe('invalid_client');
-    const wrong = await tokenRequest(
-      server.url,
-      { token: 'x' },
-      { form: true, path: '/api/oauth/introspect', basic: { id: app.clientId, secret: 'nope' } },
-    );
+    const wrong = await introspect('x', { clientId: app.clientId, clientSecret: 'nope' });
     expect(wrong.status).toBe(401);
   });
 });

@@ -16,8 +16,8 @@ import { startSignedIn } from '../support/oauth-fixture.ts';
 import {
   authorizationRequest,
   authorizeAs,
+  exchangeCode,
   pkcePair,
-  tokenRequest,
   type AuthorizeResult,
   type CookieJar,
 } from '../support/oauth-flow.ts';
@@ -94,14 +94,12 @@ describe('a private-use scheme with an authority (Cursor, RFC 8252 §7.1)', () =
     expect(result.location?.searchParams.get('state')).toBe('native-state');
     expect(result.location?.searchParams.get('iss')).toBe(server.config.baseUrl);
 
-    const tokens = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: clientId,
-      code: result.location?.searchParams.get('code') ?? '',
-      redirect_uri: CURSOR_APP,
-      code_verifier: verifier,
-      resource: server.config.mcpResource,
-    });
+    const tokens = await exchangeCode(
+      server.url,
+      { clientId, redirectUri: CURSOR_APP },
+      { code: result.location?.searchParams.get('code') ?? '', verifier },
+      { resource: server.config.mcpResource },
+    );
     expect(tokens.status).toBe(200);
     expect(tokens.body['access_token']).toMatch(/^pat_/);
     expect(tokens.body['refresh_token']).toMatch(/^prt_/);

@@ -2,7 +2,7 @@ import { discoverAuthorizationServerMetadata } from '@modelcontextprotocol/sdk/c
 import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SCOPES } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.ts';
+import { call, corsPreflight } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /**
@@ -106,13 +106,10 @@ describe('RFC 8414 authorization server metadata', () => {
   it('can be read by browser clients of any origin, preflight included', async () => {
     const res = await call(server.url, 'GET', PATH, { headers: { origin: 'https://inspector.example' } });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    const preflight = await fetch(`${server.url}${PATH}`, {
-      method: 'OPTIONS',
-      headers: {
-        origin: 'https://inspector.example',
-        'access-control-request-method': 'GET',
-        'access-control-request-headers': 'mcp-protocol-version',
-      },
+    const preflight = await corsPreflight(`${server.url}${PATH}`, {
+      origin: 'https://inspector.example',
+      method: 'GET',
+      headers: 'mcp-protocol-version',
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');

@@ -16,10 +16,11 @@ import { startOAuthFixture } from '../support/oauth-fixture.ts';
 import {
   authorizationRequest,
   authorizeAs,
+  exchangeCode,
   issueCode,
+  refreshTokens,
   registerClient,
   runCodeFlow,
-  tokenRequest,
   type CookieJar,
   type TestClient,
 } from '../support/oauth-flow.ts';
@@ -73,12 +74,7 @@ describe('resource on the authorization request', () => {
 });
 
 const refreshWith = (refreshToken: string, resource: string | undefined) =>
-  tokenRequest(server.url, {
-    grant_type: 'refresh_token',
-    client_id: app.clientId,
-    refresh_token: refreshToken,
-    resource,
-  });
+  refreshTokens(server.url, app, refreshToken, { resource });
 
 /** The stored resource of the access token, and the grant it belongs to. */
 const storedAccessToken = (accessToken: unknown) =>
@@ -160,14 +156,7 @@ describe('MCP tokens', () => {
       scope: 'health:read',
       resource: server.config.mcpResource,
     });
-    const res = await tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      code: code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-      resource: server.config.baseUrl,
-    });
+    const res = await exchangeCode(server.url, app, { code, verifier }, { resource: server.config.baseUrl });
     expect(res.body['error']).toBe('invalid_target');
   });
 
@@ -185,14 +174,7 @@ describe('a trailing slash in resource (some MCP hosts send one)', () => {
   const withSlash = () => `${server.config.mcpResource}/`;
 
   const exchange = (code: string, verifier: string, resource: string) =>
-    tokenRequest(server.url, {
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      code,
-      redirect_uri: app.redirectUri,
-      code_verifier: verifier,
-      resource,
-    });
+    exchangeCode(server.url, app, { code, verifier }, { resource });
 
   it('{base}/mcp/ is {base}/mcp: the code exchange and the refresh with the slash succeed, and the tokens are bound to {base}/mcp', async () => {
     const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'health:read', resource: withSlash() });

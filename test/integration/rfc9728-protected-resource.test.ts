@@ -3,7 +3,7 @@ import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/
 import { OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { MCP_SCOPES, SCOPES } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.ts';
+import { call, corsPreflight } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /**
@@ -105,9 +105,9 @@ describe('RFC 9728 documents for browser clients', () => {
     const res = await call(server.url, 'GET', path, { headers: { origin: 'https://inspector.example' } });
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('cache-control')).toMatch(/max-age=\d+/);
-    const preflight = await fetch(`${server.url}${path}`, {
-      method: 'OPTIONS',
-      headers: { origin: 'https://inspector.example', 'access-control-request-method': 'GET' },
+    const preflight = await corsPreflight(`${server.url}${path}`, {
+      origin: 'https://inspector.example',
+      method: 'GET',
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');

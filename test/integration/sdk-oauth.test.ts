@@ -16,13 +16,14 @@ import {
   OAuthError,
   refreshTokens,
   validateAuthorizationResponse,
+  type AuthorizeUrlOptions,
   type TokenSet,
 } from '@pacer/client-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { startOAuthFixture } from '../support/oauth-fixture.ts';
-import { authorizeAs, registerClient, tokenRequest, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
+import { authorizeAs, registerClient, revokeToken, type CookieJar, type TestClient } from '../support/oauth-flow.ts';
 import type { TestServer } from '../support/test-server.ts';
 import { sleep } from '../support/wait.ts';
 
@@ -44,32 +45,43 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** The integrator's sign-in, with nothing but the SDK's helpers (the browser part is authorizeAs). */
-async function signInWithSdk(client: TestClient, scope: string[]): Promise<TokenSet> {
-  const pkce = await createPkcePair();
-  const state = createState();
-  const url = buildAuthorizeUrl({
+/** The SDK's authorization URL (buildAuthorizeUrl) for `client` at this server. */
+function sdkAuthorizeUrl(
+  client: TestClient,
+  request: Pick<AuthorizeUrlOptions, 'scope' | 'state' | 'codeChallenge' | 'prompt'>,
+): string {
+  return buildAuthorizeUrl({
     baseUrl: server.url,
     clientId: client.clientId,
     redirectUri: client.redirectUri,
-    scope,
-    state,
-    codeChallenge: pkce.codeChallenge,
+    ...request,
   });
-  const answer = await authorizeAs(jar, url, 'approve');
-  if (!answer.location) throw new Error(`no redirect: ${answer.status} ${answer.body.slice(0, 300)}`);
-  const { code } = validateAuthorizationResponse(answer.location.toString(), {
-    expectedState: state,
-    issuer: server.config.baseUrl,
-  });
+}
+
+/** The SDK's code exchange (exchangeCode) by `client` at this server, with its secret when it has one. */
+function sdkExchangeCode(client: TestClient, code: string, codeVerifier: string): Promise<TokenSet> {
   return exchangeCode({
     baseUrl: server.url,
     clientId: client.clientId,
     clientSecret: client.clientSecret,
     code,
     redirectUri: client.redirectUri,
-    codeVerifier: pkce.codeVerifier,
+    codeVerifier,
   });
+}
+
+/** The integrator's sign-in, with nothing but the SDK's helpers (the browser part is authorizeAs). */
+async function signInWithSdk(client: TestClient, scope: string[]): Promise<TokenSet> {
+  const pkce = await createPkcePair();
+  const state = createState();
+  const url = sdkAuthorizeUrl(client, { scope, state, codeChallenge: pkce.codeChallenge });
+  const answer = await authorizeAs(jar, url, 'approve');
+  if (!answer.location) throw new Error(`no redirect: ${answer.status} ${answer.body.slice(0, 300)}`);
+  const { code } = validateAuthorizationResponse(answer.location.toString(), {
+    expectedState: state,
+    issuer: server.config.baseUrl,
+  });
+  return sdkExchangeCode(client, code, pkce.codeVerifier);
 }
 
 async function grantIdOf(tokens: TokenSet): Promise<string> {
@@ -142,27 +154,13 @@ describe('sign-in with the SDK helpers (RFC 6749 §4.1, RFC 7636, RFC 9207)', ()
     const state = createState();
     const answer = await authorizeAs(
       jar,
-      buildAuthorizeUrl({
-        baseUrl: server.url,
-        clientId: app.clientId,
-        redirectUri: app.redirectUri,
-        scope: 'health:read',
-        state,
-        codeChallenge: pkce.codeChallenge,
-      }),
+      sdkAuthorizeUrl(app, { scope: 'health:read', state, codeChallenge: pkce.codeChallenge }),
     );
     const { code } = validateAuthorizationResponse(answer.location ?? '', {
       expectedState: state,
       issuer: server.config.baseUrl,
     });
-    const failure = exchangeCode({
-      baseUrl: server.url,
-      clientId: app.clientId,
-      clientSecret: app.clientSecret,
-      code,
-      redirectUri: app.redirectUri,
-      codeVerifier: other.codeVerifier,
-    });
+    const failure = sdkExchangeCode(app, code, other.codeVerifier);
     await expect(failure).rejects.toBeInstanceOf(OAuthError);
     await expect(failure).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
   });
@@ -172,15 +170,7 @@ describe('sign-in with the SDK helpers (RFC 6749 §4.1, RFC 7636, RFC 9207)', ()
     const state = createState();
     const answer = await authorizeAs(
       jar,
-      buildAuthorizeUrl({
-        baseUrl: server.url,
-        clientId: app.clientId,
-        redirectUri: app.redirectUri,
-        scope: ['nutrition:read'],
-        state,
-        codeChallenge: pkce.codeChallenge,
-        prompt: 'consent',
-      }),
+      sdkAuthorizeUrl(app, { scope: ['nutrition:read'], state, codeChallenge: pkce.codeChallenge, prompt: 'consent' }),
       'deny',
     );
     expect(() =>
@@ -285,11 +275,7 @@ describe('createOAuthPacerClient: refresh on 401 (RFC 6749 §6, rotation)', () =
 
   it('rejects every waiting call with OAuthError invalid_grant when the grant was revoked, without retrying or refreshing again', async () => {
     const initial = await signInWithSdk(app, ['health:read']);
-    const revoked = await tokenRequest(
-      server.url,
-      { token: initial.refreshToken, client_id: app.clientId, client_secret: app.clientSecret },
-      { form: true, path: '/api/oauth/revoke' },
-    );
+    const revoked = await revokeToken(server.url, app, initial.refreshToken);
     expect(revoked.status).toBe(200);
     const onTokens = vi.fn();
     const pacer = createOAuthPacerClient({

@@ -1,7 +1,6 @@
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecret, sha256Hex } from '../../server/src/lib/crypto.ts';
-import { usePortalBrowser } from '../support/browser.ts';
+import { cardHeaded, csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -15,11 +14,6 @@ afterAll(async () => {
   await server.stop();
 });
 const chromium = usePortalBrowser(() => server.url);
-
-/** The card of one grant: the list item headed by `title`. */
-function grantCard(page: Page, title: string) {
-  return page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: title, exact: true }) });
-}
 
 async function postWellness(token: string): Promise<number> {
   const res = await call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-10-01', hrv: 60 } });
@@ -69,7 +63,7 @@ describe('/settings lists the connected apps', () => {
     const headings = await apps.getByRole('heading', { level: 3 }).allTextContents();
     expect(headings.sort()).toEqual(['Coach Assistant', 'Strava Sync']);
 
-    const strava = grantCard(page, 'Strava Sync');
+    const strava = cardHeaded(page, 'Strava Sync');
     const stravaText = await strava.textContent();
     expect(stravaText).toContain('REST API');
     expect(stravaText).toContain('Read your daily wellness metrics');
@@ -78,7 +72,7 @@ describe('/settings lists the connected apps', () => {
     expect(stravaText).toMatch(/Last used\s*Nov 2, 2026, 10:30/);
     await expect(strava.getByRole('button', { name: 'Revoke' }).count()).resolves.toBe(1);
 
-    const coach = await grantCard(page, 'Coach Assistant').textContent();
+    const coach = await cardHeaded(page, 'Coach Assistant').textContent();
     expect(coach).toContain('MCP (AI assistants)');
     expect(coach).toContain('Read your workouts');
     expect(coach).toMatch(/Last used\s*never/);
@@ -129,10 +123,10 @@ describe('revoking a connected app', () => {
     expect(await postWellness(minted.token)).toBe(201);
 
     const { page } = await chromium.signedInPage(athlete, '/settings');
-    await grantCard(page, 'Wellness Pusher').getByRole('button', { name: 'Revoke' }).click();
+    await cardHeaded(page, 'Wellness Pusher').getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL(`${server.url}/settings?notice=revoked`);
     expect(await page.getByRole('status').textContent()).toContain('Access revoked');
-    expect(await grantCard(page, 'Wellness Pusher').count()).toBe(0);
+    expect(await cardHeaded(page, 'Wellness Pusher').count()).toBe(0);
 
     expect(await postWellness(minted.token)).toBe(401);
     expect(await postWellness(second)).toBe(401);
@@ -166,7 +160,7 @@ describe('revoking a connected app', () => {
       .execute();
 
     const { page } = await chromium.signedInPage(athlete, '/settings');
-    await grantCard(page, 'Consented App').getByRole('button', { name: 'Revoke' }).click();
+    await cardHeaded(page, 'Consented App').getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL(`${server.url}/settings?notice=revoked`);
     const consents = await server.db
       .selectFrom('oauthConsents')
@@ -195,7 +189,7 @@ describe('revoking a connected app', () => {
     const minted = await mintToken(server.db, victim, { scopes: ['health:write'], client: app });
 
     const { context, page } = await chromium.signedInPage(attacker, '/settings');
-    const csrf = (await context.cookies()).find((cookie) => cookie.name === 'pacer_csrf')?.value ?? '';
+    const csrf = await csrfCookie(context);
     expect(csrf).not.toBe('');
     const res = await page.request.post(`${server.url}/settings/grants/${minted.grantId}/revoke`, {
       form: { _csrf: csrf },

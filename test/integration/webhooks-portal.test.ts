@@ -5,12 +5,11 @@
 // webhook secret from /developer (shown once; the old secret stops matching at once).
 import type { Problem, WebhookAck, WebhookDelivery, WebhookDeliveryState } from '@pacer/contract';
 import { sql } from 'kysely';
-import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { webhookSignature } from '../../server/src/modules/webhooks/webhook-auth.ts';
-import { usePortalBrowser } from '../support/browser.ts';
+import { cardHeaded, csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
 import { call, type JsonResponse } from '../support/http.ts';
 import { type CookieJar, signIn } from '../support/oauth-flow.ts';
@@ -359,14 +358,6 @@ describe('session JSON API: POST .../webhooks/{deliveryId}/replay', () => {
   });
 });
 
-function appCard(page: Page, name: string) {
-  return page.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
-}
-
-async function csrfCookie(context: BrowserContext): Promise<string> {
-  return (await context.cookies()).find((cookie) => cookie.name === 'pacer_csrf')?.value ?? '';
-}
-
 const pagePath = (clientId: string) => `/developer/apps/${clientId}/webhooks`;
 
 describe('/developer/apps/{clientId}/webhooks in Chromium', () => {
@@ -375,7 +366,7 @@ describe('/developer/apps/{clientId}/webhooks in Chromium', () => {
     const s = await scenario('Browser Hooks', { event: 'note.created', text: xss });
 
     const { context, page } = await chromium.signedInPage(s.developer, '/developer');
-    await appCard(page, 'Browser Hooks').getByRole('link', { name: 'Webhook deliveries' }).click();
+    await cardHeaded(page, 'Browser Hooks').getByRole('link', { name: 'Webhook deliveries' }).click();
     await page.waitForURL(`${server.url}${pagePath(s.client.clientId)}`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Browser Hooks');
 
@@ -526,7 +517,7 @@ describe('rotating the webhook secret on /developer', () => {
     const { page } = await chromium.signedInPage(developer, '/developer');
     expect(await page.content()).not.toContain(oldSecret);
 
-    await appCard(page, 'Rotating Hooks').getByRole('button', { name: 'Rotate webhook secret' }).click();
+    await cardHeaded(page, 'Rotating Hooks').getByRole('button', { name: 'Rotate webhook secret' }).click();
     await page.waitForURL(`${server.url}/developer/apps/${client.clientId}/webhook-secret`);
     const newSecret = (await page.locator('#webhook-secret').textContent()) ?? '';
     expect(newSecret).toMatch(/^pwh_/);

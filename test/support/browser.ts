@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { TEST_PASSWORD } from './factories.ts';
 
@@ -34,6 +34,16 @@ export async function launchBrowser(): Promise<Browser> {
 export interface BrowserPage {
   readonly context: BrowserContext;
   readonly page: Page;
+}
+
+/** The card of one item on a portal page (an app, a grant): the list item headed by exactly `name`. */
+export function cardHeaded(page: Page, name: string): Locator {
+  return page.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
+}
+
+/** The CSRF cookie the portal set in `context` (what its forms send as `_csrf`); '' when there is none. */
+export async function csrfCookie(context: BrowserContext): Promise<string> {
+  return (await context.cookies()).find((cookie) => cookie.name === 'pacer_csrf')?.value ?? '';
 }
 
 /** Sign in on `page` through the real /login form and land on `path`. */

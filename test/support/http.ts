@@ -39,6 +39,22 @@ export async function call<T = unknown>(
   };
 }
 
+export interface PreflightRequest {
+  readonly origin: string;
+  /** Access-Control-Request-Method; left out when undefined. */
+  readonly method?: string;
+  /** Access-Control-Request-Headers; left out when undefined. */
+  readonly headers?: string;
+}
+
+/** A CORS preflight (Fetch standard, CORS protocol): OPTIONS from `origin`, asking for `method` and `headers`. */
+export function corsPreflight(url: string, request: PreflightRequest): Promise<Response> {
+  const headers: Record<string, string> = { origin: request.origin };
+  if (request.method !== undefined) headers['access-control-request-method'] = request.method;
+  if (request.headers !== undefined) headers['access-control-request-headers'] = request.headers;
+  return fetch(url, { method: 'OPTIONS', headers });
+}
+
 export function asProblem(body: unknown): Problem {
   return body as Problem;
 }

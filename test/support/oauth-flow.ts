@@ -169,11 +169,23 @@ export interface TokenCall {
   readonly body: Record<string, unknown>;
 }
 
+/** Request fields; an `undefined` value leaves that field out. */
+export type TokenFields = Record<string, string | undefined>;
+
+export interface TokenRequestOptions {
+  /** An application/x-www-form-urlencoded body instead of JSON. */
+  readonly form?: boolean;
+  /** client_secret_basic (RFC 6749 §2.3.1) with these credentials. */
+  readonly basic?: { id: string; secret: string };
+  /** Another endpoint than `/api/oauth/token` (revocation, introspection). */
+  readonly path?: string;
+}
+
 /** POST to the token endpoint, as JSON (the specification's example) or as a form. */
 export async function tokenRequest(
   baseUrl: string,
-  fields: Record<string, string | undefined>,
-  options: { form?: boolean; basic?: { id: string; secret: string }; path?: string } = {},
+  fields: TokenFields,
+  options: TokenRequestOptions = {},
 ): Promise<TokenCall> {
   const clean: Record<string, string> = {};
   for (const [name, value] of Object.entries(fields)) if (value !== undefined) clean[name] = value;
@@ -203,6 +215,91 @@ export async function tokenRequest(
   const res = await fetch(`${baseUrl}${options.path ?? '/api/oauth/token'}`, { method: 'POST', headers, body });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** The client that sends a request: a public one has no secret. */
+export interface RequestingClient {
+  readonly clientId: string;
+  readonly clientSecret?: string | undefined;
+}
+
+/**
+ * How the client authenticates (RFC 6749 §2.3.1): `post` puts client_id and
+ * client_secret in the body (a public client sends its client_id alone), `basic`
+ * puts them in the Authorization header and neither in the body, `none` sends
+ * the client_id alone, also for a confidential client.
+ */
+export type ClientAuth = 'post' | 'basic' | 'none';
+
+export interface ClientRequestOptions extends Omit<TokenRequestOptions, 'basic'> {
+  readonly clientAuth?: ClientAuth;
+}
+
+/** `fields` sent by `client`, authenticated as `options.clientAuth` says (client_secret_post by default). */
+export function clientRequest(
+  baseUrl: string,
+  client: RequestingClient,
+  fields: TokenFields,
+  options: ClientRequestOptions = {},
+): Promise<TokenCall> {
+  const { clientAuth = 'post', ...rest } = options;
+  if (clientAuth === 'basic') {
+    return tokenRequest(baseUrl, fields, {
+      ...rest,
+      basic: { id: client.clientId, secret: client.clientSecret ?? '' },
+    });
+  }
+  const credentials = {
+    client_id: client.clientId,
+    client_secret: clientAuth === 'post' ? client.clientSecret : undefined,
+  };
+  return tokenRequest(baseUrl, { ...credentials, ...fields }, rest);
+}
+
+/**
+ * A code exchange (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5) at
+ * the client's redirect URI. `overrides` replace any field and add others
+ * (`resource`); an `undefined` value leaves that field out.
+ */
+export function exchangeCode(
+  baseUrl: string,
+  client: RequestingClient & Pick<TestClient, 'redirectUri'>,
+  grant: { readonly code: string; readonly verifier: string | undefined },
+  overrides: TokenFields = {},
+  options: ClientRequestOptions = {},
+): Promise<TokenCall> {
+  return clientRequest(
+    baseUrl,
+    client,
+    {
+      grant_type: 'authorization_code',
+      code: grant.code,
+      redirect_uri: client.redirectUri,
+      code_verifier: grant.verifier,
+      ...overrides,
+    },
+    options,
+  );
+}
+
+/** A refresh (RFC 6749 §6); `overrides` add `scope` or `resource`, or replace a field. */
+export function refreshTokens(
+  baseUrl: string,
+  client: RequestingClient,
+  refreshToken: string,
+  overrides: TokenFields = {},
+): Promise<TokenCall> {
+  return clientRequest(baseUrl, client, { grant_type: 'refresh_token', refresh_token: refreshToken, ...overrides });
+}
+
+/** A revocation request (RFC 7009 §2.1), a form; `overrides` add `token_type_hint` or replace a field. */
+export function revokeToken(
+  baseUrl: string,
+  client: RequestingClient,
+  token: string | undefined,
+  overrides: TokenFields = {},
+): Promise<TokenCall> {
+  return clientRequest(baseUrl, client, { token, ...overrides }, { form: true, path: '/api/oauth/revoke' });
 }
 
 export interface FlowOptions {
@@ -241,14 +338,6 @@ export async function runCodeFlow(
   options: FlowOptions,
 ): Promise<{ tokens: TokenCall; code: string; verifier: string }> {
   const { code, verifier } = await issueCode(baseUrl, jar, client, options);
-  const tokens = await tokenRequest(baseUrl, {
-    grant_type: 'authorization_code',
-    client_id: client.clientId,
-    client_secret: client.clientSecret,
-    code,
-    redirect_uri: client.redirectUri,
-    code_verifier: verifier,
-    resource: options.resource,
-  });
+  const tokens = await exchangeCode(baseUrl, client, { code, verifier }, { resource: options.resource });
   return { tokens, code, verifier };
 }
