@@ -1,3 +1,4 @@
+import { inDatePage } from '../../db/date-page.ts';
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 
@@ -158,17 +159,11 @@ export async function listRecovery(
   userId: string,
   window: { readonly from: string; readonly to: string; readonly after: string | undefined; readonly limit: number },
 ): Promise<StoredRecoveryDay[]> {
-  let query = db
-    .selectFrom('dailyRecovery')
-    .select(['date', 'score', 'status', 'components', 'explanation'])
-    .where('userId', '=', userId)
-    .where('date', '>=', window.from)
-    .where('date', '<=', window.to);
-  if (window.after !== undefined) query = query.where('date', '>', window.after);
-  return query
-    .orderBy('date')
-    .limit(window.limit + 1)
-    .execute();
+  return inDatePage(
+    db.selectFrom('dailyRecovery').select(['date', 'score', 'status', 'components', 'explanation']),
+    userId,
+    window,
+  ).execute();
 }
 
 /**

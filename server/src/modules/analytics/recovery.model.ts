@@ -165,6 +165,15 @@ interface ComponentResult {
   readonly detail: string;
 }
 
+/** A baseline's mean and SD as measured, the normal range around it, and how many days it rests on. */
+export interface NormalRange {
+  readonly mean: number;
+  readonly sd: number;
+  readonly low: number;
+  readonly high: number;
+  readonly days: number;
+}
+
 export interface HrvComponent extends ComponentResult {
   /** m7: the mean of ln(rMSSD) over the 7 days ending today. */
   readonly value: number | null;
@@ -177,14 +186,8 @@ export interface HrvComponent extends ComponentResult {
    * μ60 ± 0.5·max(σ60, 0.10) in ln units, the readings it rests on, and the
    * same in ms.
    */
-  readonly baseline: {
-    readonly mean: number;
-    readonly sd: number;
-    readonly low: number;
-    readonly high: number;
-    readonly days: number;
-    readonly ms: { readonly mean: number; readonly low: number; readonly high: number };
-  } | null;
+  readonly baseline:
+    (NormalRange & { readonly ms: { readonly mean: number; readonly low: number; readonly high: number } }) | null;
   readonly z: number | null;
 }
 
@@ -192,13 +195,7 @@ export interface RestingHrComponent extends ComponentResult {
   /** Today's resting HR, bpm. */
   readonly value: number | null;
   /** Mean and SD (bpm) of the 60 days before today; normal range mean ± 0.5·max(SD, 1). */
-  readonly baseline: {
-    readonly mean: number;
-    readonly sd: number;
-    readonly low: number;
-    readonly high: number;
-    readonly days: number;
-  } | null;
+  readonly baseline: NormalRange | null;
   readonly z: number | null;
 }
 
@@ -349,7 +346,7 @@ function insufficientExplanation(available: readonly RecoveryComponentName[]): s
 function normalRange(
   baseline: { readonly mean: number | null; readonly sd: number | null; readonly count: number },
   sdUsed: number | null,
-): { mean: number; sd: number; low: number; high: number; days: number } | null {
+): NormalRange | null {
   if (baseline.mean === null || baseline.sd === null || sdUsed === null) return null;
   return {
     mean: baseline.mean,

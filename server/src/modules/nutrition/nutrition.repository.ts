@@ -1,3 +1,4 @@
+import { inDatePage } from '../../db/date-page.ts';
 import { sql, type Insertable } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { NutritionItemRow, NutritionItemsTable, NutritionLogRow } from '../../db/tables.ts';
@@ -53,18 +54,7 @@ export async function replaceNutritionItems(
 
 /** The dates in the window that have any log, oldest first, `limit + 1` at most. */
 export async function listNutritionDates(db: DbOrTrx, userId: string, window: DatePage): Promise<string[]> {
-  let query = db
-    .selectFrom('nutritionLogs')
-    .select('date')
-    .distinct()
-    .where('userId', '=', userId)
-    .where('date', '>=', window.from)
-    .where('date', '<=', window.to);
-  if (window.after !== undefined) query = query.where('date', '>', window.after);
-  const rows = await query
-    .orderBy('date')
-    .limit(window.limit + 1)
-    .execute();
+  const rows = await inDatePage(db.selectFrom('nutritionLogs').select('date').distinct(), userId, window).execute();
   return rows.map((row) => row.date);
 }
 

@@ -1,3 +1,4 @@
+import { inDatePage } from '../../db/date-page.ts';
 import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
@@ -108,17 +109,7 @@ export async function upsertWellness(
 
 /** Rows in the window, oldest first; one more than `limit` tells the caller another page exists. */
 export async function listWellness(db: DbOrTrx, userId: string, window: DatePage): Promise<WellnessRow[]> {
-  let query = db
-    .selectFrom('wellness')
-    .selectAll()
-    .where('userId', '=', userId)
-    .where('date', '>=', window.from)
-    .where('date', '<=', window.to);
-  if (window.after !== undefined) query = query.where('date', '>', window.after);
-  return query
-    .orderBy('date')
-    .limit(window.limit + 1)
-    .execute();
+  return inDatePage(db.selectFrom('wellness').selectAll(), userId, window).execute();
 }
 
 /** A stored day in the shape of the API's record, as `listWellnessRecords` reads it. */
