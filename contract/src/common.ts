@@ -188,17 +188,14 @@ export const PAGE_LIMIT_DEFAULT = 50;
 export const PAGE_LIMIT_MAX = 200;
 export const DATE_RANGE_MAX_DAYS = 366;
 
+/** `?limit` of the lists that page by PAGE_LIMIT_DEFAULT up to PAGE_LIMIT_MAX (each list describes it). */
+export const PageLimitSchema = z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(PAGE_LIMIT_DEFAULT);
+
 /** `?from&to&limit&cursor` for lists keyed by calendar date. */
 export const DateRangeQuerySchema = z.strictObject({
   from: LocalDateSchema.optional().describe('First date, inclusive. Default: 29 days before `to`.'),
   to: LocalDateSchema.optional().describe("Last date, inclusive. Default: today in the user's time zone."),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(PAGE_LIMIT_MAX)
-    .default(PAGE_LIMIT_DEFAULT)
-    .describe(`Page size, at most ${PAGE_LIMIT_MAX}.`),
+  limit: PageLimitSchema.describe(`Page size, at most ${PAGE_LIMIT_MAX}.`),
   cursor: z.string().max(200).optional().describe("Opaque cursor from the previous page's `nextCursor`."),
 });
 export type DateRangeQuery = z.infer<typeof DateRangeQuerySchema>;

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import {
   IdempotencyHeadersSchema,
   LocalDateSchema,
-  PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
+  PageLimitSchema,
   ProblemSchema,
   TimestampSchema,
   TimestampWithOffsetSchema,
@@ -153,13 +153,7 @@ export type Recommendation = z.infer<typeof RecommendationSchema>;
 
 export const RecommendationListQuerySchema = z.strictObject({
   status: RecommendationStatusSchema.default('open').describe('Only recommendations in this state. Default `open`.'),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(PAGE_LIMIT_MAX)
-    .default(PAGE_LIMIT_DEFAULT)
-    .describe(`At most this many, newest first (at most ${PAGE_LIMIT_MAX}).`),
+  limit: PageLimitSchema.describe(`At most this many, newest first (at most ${PAGE_LIMIT_MAX}).`),
 });
 export type RecommendationListQuery = z.infer<typeof RecommendationListQuerySchema>;
 
