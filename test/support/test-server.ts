@@ -106,20 +106,32 @@ export async function startTestServer(
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await cloneTemplateDatabase());
   const databaseUrl = databaseUrlFor(database);
-  const port = await freePort();
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    PACER_PORT: String(port),
-    PACER_HOST: '127.0.0.1',
-    PACER_BASE_URL: `http://127.0.0.1:${port}`,
-    PACER_LOG_LEVEL: process.env['PACER_TEST_LOG_LEVEL'] ?? 'silent',
-    PACER_SHUTDOWN_TIMEOUT_MS: '2000',
-    PACER_SECRET_KEY: TEST_SECRET_KEY,
-    // Every answer a test receives from a REST route has been checked against the contract.
-    PACER_CHECK_RESPONSES: 'true',
-    ...env,
-  });
-  const runtime = await startRuntime(config, createLogger(config.logLevel, options.logDestination));
+  const configFor = (port: number): Config =>
+    loadConfig({
+      DATABASE_URL: databaseUrl,
+      PACER_PORT: String(port),
+      PACER_HOST: '127.0.0.1',
+      PACER_BASE_URL: `http://127.0.0.1:${port}`,
+      PACER_LOG_LEVEL: process.env['PACER_TEST_LOG_LEVEL'] ?? 'silent',
+      PACER_SHUTDOWN_TIMEOUT_MS: '2000',
+      PACER_SECRET_KEY: TEST_SECRET_KEY,
+      // Every answer a test receives from a contract route has been checked against the contract.
+      PACER_CHECK_RESPONSES: 'true',
+      ...env,
+    });
+  // The base URL names the port, so it is chosen before the server listens; another process
+  // may take it in between (seen once in a full run): then start again on another free port.
+  let config = configFor(await freePort());
+  let runtime: Runtime | undefined;
+  for (let attempt = 1; runtime === undefined; attempt += 1) {
+    try {
+      runtime = await startRuntime(config, createLogger(config.logLevel, options.logDestination));
+    } catch (error) {
+      const cause = error instanceof Error ? (error.cause as NodeJS.ErrnoException | undefined) : undefined;
+      if (cause?.code !== 'EADDRINUSE' || env['PACER_PORT'] !== undefined || attempt === 5) throw error;
+      config = configFor(await freePort());
+    }
+  }
   return {
     url: runtime.url ?? config.baseUrl,
     config,
