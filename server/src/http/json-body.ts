@@ -1,9 +1,21 @@
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors.ts';
 
 export const JSON_BODY_LIMIT = '1mb';
 
 const parseJson = express.json({ limit: JSON_BODY_LIMIT, strict: true, type: () => true });
+
+/** Whether the request says its body is JSON (`application/json` or a `+json` type). */
+export function isJson(req: Request): boolean {
+  return Boolean(req.is(['application/json', 'application/*+json']));
+}
+
+/** 415 for a body that is not JSON, naming what was sent (`what`: "the body", "the webhook body"). */
+export function notJson(req: Request, what: string): AppError {
+  return new AppError('unsupported_media_type', `Send ${what} as \`application/json\`.`, {
+    errors: [{ path: '', message: `content type ${req.headers['content-type'] ?? '(none)'} is not application/json` }],
+  });
+}
 
 /**
  * For contract routes with a JSON body: refuse other media types with 415,
@@ -22,14 +34,8 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     next();
     return;
   }
-  if (!req.is(['application/json', 'application/*+json'])) {
-    next(
-      new AppError('unsupported_media_type', 'Send the body as `application/json`.', {
-        errors: [
-          { path: '', message: `content type ${req.headers['content-type'] ?? '(none)'} is not application/json` },
-        ],
-      }),
-    );
+  if (!isJson(req)) {
+    next(notJson(req, 'the body'));
     return;
   }
   parseJson(req, res, next);

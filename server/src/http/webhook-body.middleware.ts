@@ -2,6 +2,7 @@
 // signature check, and the headers and query are stored with their secrets redacted.
 import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors.ts';
+import { isJson, notJson } from './json-body.ts';
 
 const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
 const REDACTED = '[redacted]';
@@ -17,14 +18,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * value goes on for contract validation, the bytes into `res.locals.rawBody`.
  */
 export const webhookBody: RequestHandler = (req, res, next) => {
-  if (!req.is(['application/json', 'application/*+json'])) {
-    next(
-      new AppError('unsupported_media_type', 'Send the webhook body as `application/json`.', {
-        errors: [
-          { path: '', message: `content type ${req.headers['content-type'] ?? '(none)'} is not application/json` },
-        ],
-      }),
-    );
+  if (!isJson(req)) {
+    next(notJson(req, 'the webhook body'));
     return;
   }
   readRaw(req, res, (error?: unknown) => {
