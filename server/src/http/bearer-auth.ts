@@ -151,7 +151,7 @@ export function admitPrincipal(
   principal: TokenPrincipal,
 ): void {
   res.locals.principal = principal;
-  noteGrantUse(deps.db, principal.grantId, (error) => deps.logger.warn({ err: error }, 'could not record grant use'));
+  noteGrantUse(deps.db, principal.grantId, deps.logger);
 }
 
 /** The authenticated principal of a route whose metadata requires auth. */

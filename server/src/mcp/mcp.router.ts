@@ -407,9 +407,7 @@ export function mcpRouter(deps: McpDeps): Router {
     const calls = toolCallsOf([message.body as JSONRPCMessage]);
     const authorized = await authorizeRequest(deps, req, res, calls);
     if (!authorized) return;
-    noteGrantUse(deps.db, authorized.principal.grantId, (error) =>
-      deps.logger.warn({ err: error }, 'could not record grant use'),
-    );
+    noteGrantUse(deps.db, authorized.principal.grantId, deps.logger);
     const handlers = toolHandlers(deps, req, authorized);
     if (
       preference === 'json' &&

@@ -1,3 +1,4 @@
+import type { Logger } from '../../logger.ts';
 import type { Scope } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { AppError } from '../../errors.ts';
@@ -96,12 +97,12 @@ const lastTouched = new Map<string, number>();
  * Note that a grant was used (for "last used" in /settings): at most one
  * write per grant and minute from each process. Failures are only logged.
  */
-export function noteGrantUse(db: Db, grantId: string, onError: (error: unknown) => void): void {
+export function noteGrantUse(db: Db, grantId: string, logger: Logger): void {
   const now = Date.now();
   if (now - (lastTouched.get(grantId) ?? 0) < GRANT_TOUCH_INTERVAL_MS) return;
   lastTouched.set(grantId, now);
   if (lastTouched.size > 10_000) lastTouched.clear();
-  touchGrant(db, grantId).catch(onError);
+  touchGrant(db, grantId).catch((error: unknown) => logger.warn({ err: error }, 'could not record grant use'));
 }
 
 export interface IssueDeveloperTokenOptions {
