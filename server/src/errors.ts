@@ -7,6 +7,7 @@
 export const ERROR_STATUS = {
   validation_failed: 400,
   invalid_json: 400,
+  json_too_deep: 400,
   date_range_too_large: 400,
   invalid_cursor: 400,
   unauthorized: 401,
@@ -30,6 +31,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_TITLES: Record<ErrorCode, string> = {
   validation_failed: 'Validation failed',
   invalid_json: 'Body is not valid JSON',
+  json_too_deep: 'JSON nested too deeply',
   date_range_too_large: 'Date range too large',
   invalid_cursor: 'Invalid cursor',
   unauthorized: 'Authentication required',
