@@ -19,7 +19,9 @@ export const WebhookAckSchema = z
     duplicate: z
       .literal(true)
       .optional()
-      .describe('Present when the same `X-Webhook-Id` arrived from this app in the last 7 days: not processed again.'),
+      .describe(
+        'Present when the delivery repeats an earlier one, which is not processed again: the same `X-Webhook-Id` from this app in the last 7 days, or, for a signed delivery without `X-Webhook-Id`, the same signature (same timestamp and bytes) within the 10 minutes it verifies in.',
+      ),
   })
   .meta({ title: 'WebhookAck' });
 export type WebhookAck = z.infer<typeof WebhookAckSchema>;
@@ -51,7 +53,22 @@ export const WebhookDeliverySchema = z
     clientId: z.string(),
     receivedAt: z.iso.datetime(),
     event: z.string().nullable().describe('The `event` name of an object body, if any.'),
-    payload: z.unknown().describe('The body as received (JSON).'),
+    payload: z
+      .unknown()
+      .describe(
+        'The body as received (JSON); `null` when only `payloadPreview` is kept: for a `rejected` delivery (its secret did not match, so only the start of its body is stored), or a body stored before bodies nesting deeper than 64 levels were refused.',
+      ),
+    payloadPreview: z
+      .string()
+      .nullable()
+      .describe(
+        'When `payload` is `null`: the start of the body as text, at most 4 KiB (cut at a UTF-8 character boundary); `null` otherwise.',
+      ),
+    payloadBytes: z.number().int().min(0).describe('Size of the body as received, in bytes.'),
+    payloadSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe('SHA-256 (hex) of the body as received: compare it with what you sent.'),
     headers: z.record(z.string(), z.string()).describe('Request headers; secrets are shown as `[redacted]`.'),
     query: z
       .record(z.string(), z.union([z.string(), z.array(z.string())]))
@@ -68,7 +85,7 @@ export const WebhookDeliverySchema = z
       .string()
       .nullable()
       .describe(
-        '`secret_mismatch`, `duplicate`, `unknown_event`, `not_an_event`, `validation_failed`, `no_grant`, `not_found`, `unprocessable`, `transient`, `retries_exhausted`.',
+        '`secret_mismatch`, `duplicate`, `invalid_json`, `unknown_event`, `not_an_event`, `validation_failed`, `no_grant`, `not_found`, `unprocessable`, `transient`, `retries_exhausted`.',
       ),
     error: z.string().nullable().describe('The last error, in words.'),
     result: z.unknown().nullable().describe('What processing did: applied events, skipped entries, or field errors.'),
@@ -106,9 +123,10 @@ export const webhooksContract = c.router({
     description: [
       'Stores the delivery, then answers at once; processing happens in the background.',
       'Authenticate with the app\'s webhook secret in `X-Webhook-Secret` or `?secret=`, or sign instead: `X-Webhook-Timestamp: <unix seconds>` and `X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`, accepted within 5 minutes of our clock.',
-      'A delivery whose secret does not match is still acknowledged (`secretMatched: false`) and kept for the developer portal, but never processed.',
+      "A delivery whose secret does not match is still acknowledged (`secretMatched: false`) and shown in the developer portal, but never processed; of its body only the first 4 KiB, its size and SHA-256 are kept, and an app's rejected deliveries are capped in total size (the oldest go first).",
       `Recognised events: \`{"event": ${WEBHOOK_EVENT_NAMES.map((name) => `"${name}"`).join(' | ')}, "user": "<sub from /api/oauth/userinfo>", "data": <the body of the matching REST write>}\`, or an array of them. The app needs a live grant from that user with \`health:write\`, \`nutrition:write\` or \`profile:write\`. Other bodies are kept and marked \`ignored\`.`,
-      '`X-Webhook-Id` de-duplicates: the same id from the same app within 7 days is acknowledged with `duplicate: true` and not processed again.',
+      '`X-Webhook-Id` de-duplicates: the same id from the same app within 7 days is acknowledged with `duplicate: true` and not processed again. A signed delivery sent without `X-Webhook-Id` is de-duplicated by its signature: the same timestamp and bytes again, within the window the signature verifies in, is a duplicate. A delivery authenticated by the plain secret without `X-Webhook-Id` is never a duplicate: send an id to make re-sends safe.',
+      'Requests are rate-limited per client address and per app (every request counts, matched or not), before the body is read: `429` with `Retry-After`; the `RateLimit-*` headers show the tightest window.',
     ].join('\n\n'),
     pathParams: z.object({ clientId: z.string().describe("The app's client id.") }),
     query: z
@@ -128,10 +146,15 @@ export const webhooksContract = c.router({
       .describe('Any JSON object or array, at most 1 MiB.'),
     responses: {
       200: WebhookAckSchema,
-      400: problem('The body is not JSON, or not an object or array.'),
+      400: problem(
+        'The body is not JSON (`invalid_json`), nests deeper than 64 levels (`json_too_deep`), or is not an object or array.',
+      ),
       404: problem('No app with this client id.'),
       413: problem('The body is larger than 1 MiB.'),
       415: problem('The body is not `application/json`.'),
+      429: problem(
+        'Too many deliveries from this address or to this app (`rate_limited`): `Retry-After` says when to retry; the `RateLimit-*` headers show the window.',
+      ),
       500: problem('Unexpected server error; quote the request id when reporting it.'),
     },
     metadata: WEBHOOK_METADATA,

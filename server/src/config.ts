@@ -117,6 +117,15 @@ const EnvSchema = z.object({
   PACER_WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   PACER_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(6),
   PACER_WEBHOOK_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
+  // Incoming webhook requests per client address and per app (client id) per minute, matched or not.
+  PACER_WEBHOOK_RATE_LIMIT_IP_PER_MINUTE: perMinute(2400),
+  PACER_WEBHOOK_RATE_LIMIT_APP_PER_MINUTE: perMinute(6000),
+  // What an app's rejected deliveries (secret did not match) may occupy in all; the oldest go first. 0 = no cap.
+  PACER_WEBHOOK_REJECTED_BYTES_PER_APP: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
 });
 
 export interface Config {
@@ -168,6 +177,12 @@ export interface Config {
     readonly maxAttempts: number;
     /** First retry delay; doubles per attempt (with jitter, pg-boss `retryBackoff`). */
     readonly retryDelaySecs: number;
+    /** Requests to the webhook endpoint per client address per minute; 0 = off. */
+    readonly rateLimitPerIp: number;
+    /** Requests to one app's webhook endpoint per minute, from anywhere; 0 = off. */
+    readonly rateLimitPerApp: number;
+    /** Stored bytes of an app's rejected deliveries, oldest dropped first; 0 = no cap. */
+    readonly rejectedBytesPerApp: number;
   };
   readonly mcp: {
     readonly enabled: boolean;
@@ -251,6 +266,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: e.PACER_WEBHOOK_RETENTION_DAYS,
       maxAttempts: e.PACER_WEBHOOK_MAX_ATTEMPTS,
       retryDelaySecs: e.PACER_WEBHOOK_RETRY_DELAY_SECONDS,
+      rateLimitPerIp: e.PACER_WEBHOOK_RATE_LIMIT_IP_PER_MINUTE,
+      rateLimitPerApp: e.PACER_WEBHOOK_RATE_LIMIT_APP_PER_MINUTE,
+      rejectedBytesPerApp: e.PACER_WEBHOOK_REJECTED_BYTES_PER_APP,
     },
   });
 }

@@ -430,6 +430,9 @@ function serverEnv(options: {
     // The bench measures the write path, not the limiter: one token and one IP must never be throttled.
     PACER_RATE_LIMIT_PER_MINUTE: '1000000000',
     PACER_RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    // Nor the webhook ingest of step 5 (one sender, one app, thousands per second).
+    PACER_WEBHOOK_RATE_LIMIT_IP_PER_MINUTE: '0',
+    PACER_WEBHOOK_RATE_LIMIT_APP_PER_MINUTE: '0',
     // Nor the uploads of step 4 (their own bucket), nor refused for size.
     PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: String(BENCH_UPLOADS_PER_MINUTE),
     PACER_MAX_UPLOAD_BYTES: String(BENCH_MAX_UPLOAD_BYTES),

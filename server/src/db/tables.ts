@@ -346,6 +346,7 @@ export interface Database {
   workoutStreams: WorkoutStreamsTable;
   webhookDeliveries: WebhookDeliveriesTable;
   webhookIds: WebhookIdsTable;
+  webhookSignatures: WebhookSignaturesTable;
   memories: MemoriesTable;
   asyncJobs: AsyncJobsTable;
   reports: ReportsTable;
@@ -367,8 +368,17 @@ export interface WebhookDeliveriesTable {
   /** The app's public client id. */
   clientId: string;
   receivedAt: DefaultedTimestamp;
-  /** The raw body as received (UTF-8 JSON text). */
+  /**
+   * The raw body as received (UTF-8 JSON text); for a delivery whose secret did
+   * not match (`bodyTruncated`), only its first few KiB.
+   */
   body: string;
+  /** Size of the body as received; null on rows stored before it was recorded (then `body` is all of it). */
+  bodyBytes: number | null;
+  /** SHA-256 (hex) of the body as received; null as `bodyBytes`. */
+  bodySha256: string | null;
+  /** `body` is a preview, not the payload. */
+  bodyTruncated: Generated<boolean>;
   /** Request headers, secrets redacted. */
   headers: ColumnType<Record<string, string>, string, string>;
   /** Query parameters, secrets redacted. */
@@ -398,6 +408,15 @@ export interface WebhookIdsTable {
   webhookId: string;
   deliveryId: string;
   receivedAt: Timestamp;
+}
+
+/** Signature claims of signed deliveries sent without `X-Webhook-Id` (de-duplication within the signature window). */
+export interface WebhookSignaturesTable {
+  clientId: string;
+  /** SHA-256 (hex) of the signature that matched: never the signature itself. */
+  signatureSha256: string;
+  deliveryId: string;
+  receivedAt: DefaultedTimestamp;
 }
 
 export type User = Selectable<UsersTable>;

@@ -31,6 +31,7 @@ function noSuchDelivery(res: Response, clientId: string): void {
 }
 /** A payload is at most 1 MiB; the page shows the start of it (the JSON API has all of it). */
 const PREVIEW_CHARS = 64 * 1024;
+const KIB = 1024;
 
 /** Fixed notices shown after a redirect; the query names one, never carries text. */
 const NOTICES = {
@@ -65,6 +66,22 @@ function pretty(value: unknown): string {
     : text;
 }
 
+/** The payload as the page shows it: parsed JSON pretty-printed, or the stored start of its text and why only that. */
+function payloadText(delivery: WebhookDelivery): string {
+  if (delivery.payloadPreview === null) return pretty(delivery.payload);
+  const kept = Buffer.byteLength(delivery.payloadPreview, 'utf8');
+  if (kept >= delivery.payloadBytes) return delivery.payloadPreview;
+  const why =
+    delivery.state === 'rejected'
+      ? 'the secret did not match, so only the start is kept'
+      : 'it nests too deeply to show';
+  return `${delivery.payloadPreview}\n… (the first ${kept} of ${delivery.payloadBytes} bytes: ${why})`;
+}
+
+function sizeOf(bytes: number): string {
+  return bytes < KIB ? `${bytes} bytes` : `${(bytes / KIB).toFixed(1)} KiB (${bytes} bytes)`;
+}
+
 function pairs(record: Readonly<Record<string, string | readonly string[]>>): string {
   return Object.entries(record)
     .map(([name, value]) => `${name}: ${typeof value === 'string' ? value : value.join(', ')}`)
@@ -96,6 +113,8 @@ function deliveryFacts(delivery: WebhookDelivery): SafeHtml {
     }
     ${fact('Finished', when(delivery.finishedAt))}
     ${delivery.sourceIp === null ? undefined : fact('Source IP', delivery.sourceIp)}
+    ${fact('Size', sizeOf(delivery.payloadBytes))}
+    ${fact('SHA-256', html`<code>${delivery.payloadSha256}</code>`, true)}
     ${fact('Delivery id', html`<code>${delivery.id}</code>`)}
   </dl>`;
 }
@@ -115,7 +134,7 @@ function deliveryItem(delivery: WebhookDelivery, csrf: string): SafeHtml {
     <h3 id="${titleId}">
       <code>${delivery.event ?? '(no event)'}</code> · <span class="state">${delivery.state}</span>
     </h3>
-    ${deliveryFacts(delivery)} ${folded('Payload', 'payload', pretty(delivery.payload))}
+    ${deliveryFacts(delivery)} ${folded(delivery.payloadPreview === null ? 'Payload' : 'Payload (preview)', 'payload', payloadText(delivery))}
     ${folded('Headers', 'headers', pairs(delivery.headers))}
     ${Object.keys(delivery.query).length > 0 ? folded('Query', 'query', pairs(delivery.query)) : undefined}
     ${delivery.result === null ? undefined : folded('Result', 'result', pretty(delivery.result))}

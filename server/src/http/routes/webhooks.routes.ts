@@ -2,7 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import { clientIpOf } from '../client-address.ts';
 import { requireCsrfHeader, sessionUserOf } from '../session-api.ts';
-import { redactedHeaders, redactedQuery, webhookBody } from '../webhook-body.middleware.ts';
+import { redactedHeaders, redactedQuery, webhookBody, webhookRateLimit } from '../webhook-body.middleware.ts';
 import { ingestDelivery, type WebhookDeps } from '../../modules/webhooks/webhook-ingest.service.ts';
 import { getAppDelivery, listAppDeliveries, replayAppDelivery } from '../../modules/webhooks/webhook-portal.service.ts';
 
@@ -11,7 +11,8 @@ const s = initServer();
 export function webhookRoutes(deps: WebhookDeps) {
   return s.router(contract.webhooks, {
     receiveWebhook: {
-      middleware: [webhookBody],
+      // The rate limits first: nothing of the body is read for a refused request.
+      middleware: [webhookRateLimit(deps), webhookBody],
       handler: async ({ params, headers, body, req, res }) => {
         const queryParams = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
         const result = await ingestDelivery(deps, {

@@ -79,3 +79,14 @@ export function rateLimitHeaders(result: RateLimitResult): Record<string, string
     ...(result.allowed ? {} : { 'Retry-After': String(result.resetSecs) }),
   };
 }
+
+/** The window to report among several counted together: the first refused one, else the one with the fewest hits left. */
+export function tightestResult(results: readonly RateLimitResult[]): RateLimitResult | undefined {
+  return (
+    results.find((result) => !result.allowed) ??
+    results.reduce<RateLimitResult | undefined>(
+      (tightest, result) => (tightest === undefined || result.remaining < tightest.remaining ? result : tightest),
+      undefined,
+    )
+  );
+}

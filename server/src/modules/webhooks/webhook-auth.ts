@@ -24,6 +24,11 @@ export interface WebhookAuthResult {
   readonly method: WebhookAuthMethod | null;
   /** Why a signature was refused, for the delivery log (never the expected value). */
   readonly reason?: string;
+  /**
+   * For a delivery that matched by signature: the SHA-256 (hex) of the
+   * signature, which names this timestamp and body for de-duplication.
+   */
+  readonly signatureSha256?: string;
 }
 
 /** `v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`. */
@@ -68,6 +73,6 @@ export function authenticateWebhook(
   let matched = false;
   for (const candidate of offered) matched = safeEqual(candidate, expected) || matched;
   return matched
-    ? { matched, method: 'signature' }
+    ? { matched, method: 'signature', signatureSha256: sha256Hex(expected) }
     : { matched: false, method: null, reason: 'signature does not match' };
 }

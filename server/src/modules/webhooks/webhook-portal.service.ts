@@ -1,5 +1,4 @@
 import type { WebhookDelivery, WebhookDeliveryState } from '@pacer/contract';
-import type { WebhookDeliveryRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { enqueue } from '../../queue/boss.ts';
 import { webhookDeliveryQueue } from '../../queue/queues.ts';
@@ -11,7 +10,9 @@ import {
   listDeliveries,
   type ListedDelivery,
   requeueDelivery,
+  type StoredDelivery,
 } from './webhooks.repository.ts';
+import { shownPayload } from './webhook-payload.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage } from '../../lib/cursor.ts';
 
 /** States a developer may replay from: settled, and the secret matched (a `rejected` one never is). */
@@ -58,21 +59,24 @@ function decodeDeliveryCursor(cursor: string): { receivedAt: string; id: string 
   );
 }
 
-function payloadOf(body: string): unknown {
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    return body;
-  }
-}
-
-export function toWebhookDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+/**
+ * The delivery as the portal shows it. The stored body is text, parsed only
+ * when it is all of the payload and nests within the depth limit, so what is
+ * sent back can always be serialised; a rejected delivery (only a preview is
+ * kept, or, stored before that, the whole body of someone without the
+ * secret) and anything too deep show the start of their text instead.
+ */
+export function toWebhookDelivery(row: StoredDelivery): WebhookDelivery {
+  const shown = shownPayload(row.body, !row.bodyTruncated && row.state !== 'rejected');
   return {
     id: row.id,
     clientId: row.clientId,
     receivedAt: row.receivedAt.toISOString(),
     event: row.event,
-    payload: payloadOf(row.body),
+    payload: shown.payload,
+    payloadPreview: shown.payloadPreview,
+    payloadBytes: row.payloadBytes,
+    payloadSha256: row.payloadSha256,
     headers: row.headers,
     query: row.query,
     sourceIp: row.sourceIp,

@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
+import { jsonNestsDeeperThan } from '../../lib/json-depth.ts';
 import { applyEvent, parseEvents, PermanentEventError } from './webhook-events.ts';
 import { deadLetterDelivery, settleDelivery, startAttempt } from './webhooks.repository.ts';
 
@@ -36,13 +37,15 @@ export async function processDelivery(db: Db, deliveryId: string, context: Attem
 
   let body: unknown;
   try {
+    // Ingest refuses deeper bodies; one stored before it did is not parsed (events nest 3-4 levels).
+    if (jsonNestsDeeperThan(delivery.body)) throw new Error('too deep');
     body = JSON.parse(delivery.body);
   } catch {
-    // Ingest refuses bodies that are not JSON; a stored one can only be damaged.
+    // Ingest refuses bodies that are not JSON or too deep; a stored one can only be damaged or older.
     await settleDelivery(db, deliveryId, {
       state: 'failed',
       errorCode: 'invalid_json',
-      lastError: 'Body is not JSON.',
+      lastError: 'Body is not JSON (or nests deeper than 64 levels).',
     });
     return { kind: 'done' };
   }

@@ -82,6 +82,82 @@ export async function findWebhookIdHolder(
 }
 
 /**
+ * Take a matched signature (its SHA-256) for `deliveryId` unless a delivery
+ * of the same app took it less than `windowSecs` ago: `claimWebhookId` for
+ * signed deliveries sent without an id. False when it is taken.
+ */
+export async function claimSignature(
+  db: DbOrTrx,
+  claim: {
+    readonly clientId: string;
+    readonly signatureSha256: string;
+    readonly deliveryId: string;
+    readonly windowSecs: number;
+  },
+): Promise<boolean> {
+  const row = await db
+    .insertInto('webhookSignatures')
+    .values({ clientId: claim.clientId, signatureSha256: claim.signatureSha256, deliveryId: claim.deliveryId })
+    .onConflict((oc) =>
+      oc
+        .columns(['clientId', 'signatureSha256'])
+        .doUpdateSet({ deliveryId: (eb) => eb.ref('excluded.deliveryId'), receivedAt: sql<Date>`now()` })
+        .where('webhookSignatures.receivedAt', '<', sql<Date>`now() - make_interval(secs => ${claim.windowSecs})`),
+    )
+    .returning('deliveryId')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function findSignatureHolder(
+  db: DbOrTrx,
+  clientId: string,
+  signatureSha256: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('webhookSignatures')
+    .select('deliveryId')
+    .where('clientId', '=', clientId)
+    .where('signatureSha256', '=', signatureSha256)
+    .executeTakeFirst();
+  return row?.deliveryId;
+}
+
+/**
+ * Serialise the rejected deliveries of one app until the transaction ends, so
+ * the cap below sees every earlier insert (a transaction-scoped advisory
+ * lock: nothing to release, nothing else blocked).
+ */
+export async function lockRejectedDeliveries(db: DbOrTrx, clientId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`webhook-rejected:${clientId}`}, 0))`.execute(db);
+}
+
+/**
+ * Keep an app's rejected deliveries within `capBytes`, newest first; the
+ * older ones past it are deleted. A row counts what it occupies in the table
+ * (`pg_column_size` of its body, headers and query: stored, possibly
+ * compressed, sizes, read without detoasting). `keepId`, the one just
+ * stored, stays whatever its size. Returns how many were deleted.
+ */
+export async function trimRejectedDeliveries(
+  db: DbOrTrx,
+  options: { readonly clientId: string; readonly capBytes: number; readonly keepId: string },
+): Promise<number> {
+  const { rows } = await sql<{ deleted: string }>`
+    with kept as (
+      select id, sum(pg_column_size(body) + pg_column_size(headers) + pg_column_size(query))
+        over (order by received_at desc, id desc) as running
+      from webhook_deliveries
+      where client_id = ${options.clientId} and state = 'rejected'),
+    gone as (
+      delete from webhook_deliveries d using kept
+      where d.id = kept.id and kept.running > ${options.capBytes} and d.id <> ${options.keepId}
+      returning 1)
+    select count(*) as deleted from gone`.execute(db);
+  return Number(rows[0]?.deleted ?? 0);
+}
+
+/**
  * Move a queued (or, after a crash mid-attempt, still processing) delivery
  * to `processing` and count the attempt; with it, the app's row id (the
  * grant check needs it), in the same round trip. `undefined`: the delivery
@@ -153,13 +229,24 @@ export async function deadLetterDelivery(db: DbOrTrx, id: string, reason: string
   return result.numUpdatedRows > 0n;
 }
 
+/** A stored delivery with the size and SHA-256 of the body as received. */
+export type StoredDelivery = WebhookDeliveryRow & { readonly payloadBytes: number; readonly payloadSha256: string };
+
+/**
+ * Rows stored before the size and hash were recorded hold the whole body:
+ * both are computed from it (`octet_length` reads the stored length, no detoasting).
+ */
+const payloadBytes = sql<number>`coalesce(webhook_deliveries.body_bytes, octet_length(webhook_deliveries.body))`;
+const payloadSha256 = sql<string>`coalesce(webhook_deliveries.body_sha256,
+  encode(sha256(convert_to(webhook_deliveries.body, 'UTF8')), 'hex'))`;
+
 /** Re-queue a settled delivery (replay); false when it is not in a replayable state. */
 export async function requeueDelivery(
   db: DbOrTrx,
   clientId: string,
   id: string,
   from: readonly WebhookDeliveryState[],
-): Promise<WebhookDeliveryRow | undefined> {
+): Promise<StoredDelivery | undefined> {
   return db
     .updateTable('webhookDeliveries')
     .set({
@@ -177,13 +264,15 @@ export async function requeueDelivery(
     .where('id', '=', id)
     .where('state', 'in', [...from])
     .returningAll()
+    .returning([payloadBytes.as('payloadBytes'), payloadSha256.as('payloadSha256')])
     .executeTakeFirst();
 }
 
-export async function findDelivery(db: DbOrTrx, clientId: string, id: string): Promise<WebhookDeliveryRow | undefined> {
+export async function findDelivery(db: DbOrTrx, clientId: string, id: string): Promise<StoredDelivery | undefined> {
   return db
     .selectFrom('webhookDeliveries')
     .selectAll()
+    .select([payloadBytes.as('payloadBytes'), payloadSha256.as('payloadSha256')])
     .where('clientId', '=', clientId)
     .where('id', '=', id)
     .executeTakeFirst();
@@ -201,13 +290,14 @@ export interface DeliveryPage {
 }
 
 /** A listed delivery with its exact (microsecond) received time, for the next page's cursor. */
-export type ListedDelivery = WebhookDeliveryRow & { readonly receivedAtExact: string };
+export type ListedDelivery = StoredDelivery & { readonly receivedAtExact: string };
 
 /** Newest first; `limit + 1` rows so the caller knows whether there is a next page. */
 export async function listDeliveries(db: DbOrTrx, clientId: string, page: DeliveryPage): Promise<ListedDelivery[]> {
   let query = db
     .selectFrom('webhookDeliveries')
     .selectAll()
+    .select([payloadBytes.as('payloadBytes'), payloadSha256.as('payloadSha256')])
     .select(sql<string>`to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('receivedAtExact'))
     .where('clientId', '=', clientId);
   if (page.state) query = query.where('state', '=', page.state);
@@ -241,6 +331,11 @@ export async function countDeliveriesByState(
 /** Retention: deliveries received before `before`, and X-Webhook-Id claims past their window. */
 export async function deleteDeliveriesReceivedBefore(db: DbOrTrx, before: Date): Promise<number> {
   const result = await db.deleteFrom('webhookDeliveries').where('receivedAt', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function deleteSignatureClaimsReceivedBefore(db: DbOrTrx, before: Date): Promise<number> {
+  const result = await db.deleteFrom('webhookSignatures').where('receivedAt', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
@@ -303,6 +398,7 @@ export async function findUserRetryableDeliveries(
     from webhook_deliveries d
     where d.state in ('failed', 'dead_letter')
       and d.secret_matched
+      and not d.body_truncated
       and (d.received_at at time zone ${options.timeZone})::date between ${options.from}::date and ${options.to}::date
       and exists (
         select 1 from oauth_clients c join oauth_grants g on g.client_id = c.id
