@@ -60,7 +60,10 @@ const DURATION_MS = Number(process.env['PACER_SCALE_OUT_SECONDS'] ?? '60') * 100
 const IP_LIMIT_PER_MINUTE = 1200;
 /** What a well-behaved app client sends per minute at most, retries and re-sends included: under half its window. */
 const CLIENT_PACE_PER_MINUTE = 500;
-/** The webhook sender's pace: webhook ingest has no per-address window, only the sender's own manners. */
+/**
+ * The webhook sender's pace: with its re-sends about 1,450 a minute, under the webhook endpoint's default
+ * per-address and per-app windows (`PACER_WEBHOOK_RATE_LIMIT_*`: 2400 and 6000 a minute), so it gets no 429.
+ */
 const WEBHOOK_PACE_PER_MINUTE = 1200;
 /** The noisy client's reads, sent as fast as nginx takes them: this many over its window. */
 const NOISY_OVER_LIMIT = 200;
