@@ -94,8 +94,8 @@ export interface DynamicRegistration {
  * Dynamic client registration (RFC 7591) for MCP clients. Clients are public
  * (`token_endpoint_auth_method` `none`), may ask for the MCP allowlist only,
  * and are shared (specification §4.2, "Compatible redirect URIs reuse one
- * shared MCP OAuth client application"): hosts such as Claude Code and the
- * MCP Inspector register again on every connection, often from a new
+ * shared MCP OAuth client application"): a host that does not keep its
+ * registration registers again on every connection, often from a new
  * loopback port, and would otherwise add a client row each time.
  *
  * Shared only with an exact repeat (`registrationKeyOf`): the same client
