@@ -61,7 +61,7 @@ async function insertDcrClient(name: string, createdAt: Date): Promise<void> {
     redirectUris: ['http://127.0.0.1/callback'],
     scopes: [],
     webhookSecretHash: null,
-    redirectSetKey: sha256Hex(name),
+    registrationKey: sha256Hex(name),
     createdAt,
   });
 }

@@ -192,7 +192,7 @@ async function insertAppClient(target: TestServer, owner: User, clientId: string
     redirectUris: ['http://127.0.0.1/callback'],
     scopes: [],
     webhookSecretHash: null,
-    redirectSetKey: sha256Hex(clientId),
+    registrationKey: sha256Hex(clientId),
   });
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../server/src/db/database.ts';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { insertDcrClientIfMissing } from '../../server/src/modules/oauth/client.repository.ts';
-import { redirectSetKeyOf } from '../../server/src/modules/oauth/registration.service.ts';
+import { registrationKeyOf } from '../../server/src/modules/oauth/registration.service.ts';
 import { consumeRateLimit } from '../../server/src/modules/rate-limit/rate-limit.service.ts';
 import { makeUser } from '../support/factories.ts';
 import { asProblem, call, corsPreflight, type JsonResponse } from '../support/http.ts';
@@ -26,9 +26,9 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
  * Redirect URIs (RFC 8252 §7): https, http on loopback, and private-use
  * schemes in reverse-domain form (§7.1, §8.4) or of a known MCP host, so the
  * registrations Cursor, Claude and ChatGPT send are accepted as they are.
- * Pacer's rules (specification §4.2, §5.4): one shared client per normalized
- * redirect-URI set (loopback ports ignored, RFC 8252 §7.3), also under
- * concurrent registrations; owner order (owner user id, owner e-mail, first
+ * Pacer's rules (specification §4.2, §5.4): one shared client per client name
+ * and normalized redirect-URI set (loopback ports ignored, RFC 8252 §7.3),
+ * also under concurrent registrations (other names: hostile-consent.test.ts); owner order (owner user id, owner e-mail, first
  * admin) and 503 `temporarily_unavailable` without one; DCR disabled -> 404
  * and no `registration_endpoint` in RFC 8414 metadata; a per-IP rate limit
  * held in PostgreSQL, shared by two server processes.
@@ -288,15 +288,24 @@ describe('RFC 7591 §3.2.2 refusals', () => {
   });
 });
 
-describe('shared clients per redirect-URI set (specification §4.2)', () => {
-  it('a second registration with the same redirect URIs gets the same client, its name unchanged', async () => {
+describe('shared clients per client name and redirect-URI set (specification §4.2)', () => {
+  it('a second registration with the same name and redirect URIs gets the same client', async () => {
+    const redirectUris = [uniqueUri()];
+    const first = await register(server.url, { client_name: 'Repeat host', redirect_uris: redirectUris });
+    const second = await register(server.url, { client_name: 'Repeat host', redirect_uris: redirectUris });
+    expect(second.status).toBe(201);
+    expect(second.body.client_id).toBe(first.body.client_id);
+    expect(second.body.client_id_issued_at).toBe(first.body.client_id_issued_at);
+  });
+
+  it('the same redirect URIs under another name (or another letter case) get a client of their own, with that name', async () => {
     const redirectUris = [uniqueUri()];
     const first = await register(server.url, { client_name: 'First name', redirect_uris: redirectUris });
     const second = await register(server.url, { client_name: 'Second name', redirect_uris: redirectUris });
-    expect(second.status).toBe(201);
-    expect(second.body.client_id).toBe(first.body.client_id);
-    expect(second.body.client_name).toBe('First name');
-    expect(second.body.client_id_issued_at).toBe(first.body.client_id_issued_at);
+    const otherCase = await register(server.url, { client_name: 'first name', redirect_uris: redirectUris });
+    expect(new Set([first.body.client_id, second.body.client_id, otherCase.body.client_id]).size).toBe(3);
+    expect(second.body.client_name).toBe('Second name');
+    expect((await clientById(server.db, second.body.client_id)).name).toBe('Second name');
     expect((await clientById(server.db, first.body.client_id)).name).toBe('First name');
   });
 
@@ -364,9 +373,7 @@ describe('shared clients per redirect-URI set (specification §4.2)', () => {
     const redirectUris = [uniqueUri(), 'http://127.0.0.1:9000/callback'];
     const before = (await dcrClients(server.db)).length;
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        register(server.url, { client_name: `Racer ${i}`, redirect_uris: redirectUris }),
-      ),
+      Array.from({ length: 20 }, () => register(server.url, { client_name: 'Racer', redirect_uris: redirectUris })),
     );
     expect(responses.map((res) => res.status)).toEqual(Array.from({ length: 20 }, () => 201));
     expect(new Set(responses.map((res) => res.body.client_id)).size).toBe(1);
@@ -375,29 +382,29 @@ describe('shared clients per redirect-URI set (specification §4.2)', () => {
 
   it('a registration that loses the race to the unique index gets the winner (the insert yields, never duplicates)', async () => {
     const redirectUris = [uniqueUri()];
-    const redirectSetKey = redirectSetKeyOf(redirectUris);
+    const registrationKey = registrationKeyOf({ redirectUris, clientName: 'Late' });
     // The winner's row lands between the loser's lookup and its insert.
     const winner = await insertDcrClientIfMissing(server.db, {
       clientId: `pc_race_${randomBytes(4).toString('hex')}`,
-      name: 'Winner',
+      name: 'Late',
       ownerUserId: admin.id,
       kind: 'dcr',
       isPublic: true,
       redirectUris,
       scopes: [...MCP_SCOPES],
-      redirectSetKey,
+      registrationKey,
     });
     const loser = await insertDcrClientIfMissing(server.db, {
       clientId: `pc_race_${randomBytes(4).toString('hex')}`,
-      name: 'Loser',
+      name: 'Late',
       ownerUserId: admin.id,
       kind: 'dcr',
       isPublic: true,
       redirectUris,
       scopes: [...MCP_SCOPES],
-      redirectSetKey,
+      registrationKey,
     });
-    expect(winner?.name).toBe('Winner');
+    expect(winner).toBeDefined();
     expect(loser).toBeUndefined();
     const res = await register(server.url, { client_name: 'Late', redirect_uris: redirectUris });
     expect(res.body.client_id).toBe(winner?.clientId);

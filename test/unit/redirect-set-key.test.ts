@@ -3,6 +3,7 @@ import {
   normalizeRedirectSet,
   normalizeRedirectUri,
   redirectSetKeyOf,
+  registrationKeyOf,
 } from '../../server/src/modules/oauth/registration.service.ts';
 
 /**
@@ -79,5 +80,22 @@ describe('redirect-set normalization', () => {
   it('is a fixed-length hash, so long sets fit a B-tree index entry', () => {
     const long = Array.from({ length: 10 }, (_, i) => `https://app.example/${'x'.repeat(1500)}/${i}`);
     expect(redirectSetKeyOf(long)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+/** The key a DCR client is shared under: its redirect-URI set and its name (RFC 8252 §8.6, issue 18). */
+describe('registration key', () => {
+  const uris = ['http://localhost:33418/oauth/callback'];
+
+  it('is the same for the same name and a set that differs only in loopback port', () => {
+    expect(registrationKeyOf({ clientName: 'Claude Code', redirectUris: uris })).toBe(
+      registrationKeyOf({ clientName: 'Claude Code', redirectUris: ['http://localhost:5555/oauth/callback'] }),
+    );
+  });
+
+  it('differs for another name, or the same name in another letter case', () => {
+    const key = registrationKeyOf({ clientName: 'Claude Code', redirectUris: uris });
+    expect(registrationKeyOf({ clientName: 'Sneaky Notes', redirectUris: uris })).not.toBe(key);
+    expect(registrationKeyOf({ clientName: 'claude code', redirectUris: uris })).not.toBe(key);
   });
 });

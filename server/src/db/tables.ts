@@ -77,10 +77,11 @@ export interface OauthClientsTable {
   /** The webhook secret sealed with the server's key (lib/secret-box.ts), to check HMAC signatures. */
   webhookSecretSealed: ColumnType<string | null, string | null | undefined, string | null>;
   /**
-   * DCR clients only: hash of the normalized redirect-URI set; registrations
-   * with the same set share the client (unique where `kind = 'dcr'`).
+   * DCR clients only: hash of the client name and the normalized redirect-URI
+   * set; registrations with the same name and set share the client (unique
+   * where `kind = 'dcr'`; `registrationKeyOf` in registration.service.ts).
    */
-  redirectSetKey: string | null;
+  registrationKey: string | null;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
 }

@@ -79,7 +79,10 @@ function showAuthorization(deps: OAuthRouterDeps): RequestHandler {
         throw new AuthorizationRedirectError(
           request.redirectUri,
           request.state,
-          new OAuthProtocolError('consent_required', 'the user has not approved these scopes'),
+          new OAuthProtocolError(
+            'consent_required',
+            'the user has not approved these scopes, or this client is asked each time (RFC 8252 §8.6)',
+          ),
         );
       }
       res.setHeader('Cache-Control', 'no-store');

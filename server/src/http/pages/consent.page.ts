@@ -1,7 +1,7 @@
 import { type Scope, SCOPE_DESCRIPTIONS } from '@pacer/contract';
-import type { AuthorizationRequest } from '../../modules/oauth/authorization.service.ts';
+import { type AuthorizationRequest, consentMayBeRemembered } from '../../modules/oauth/authorization.service.ts';
 import { redirectTargetLabel } from '../../modules/oauth/redirect-uri.ts';
-import { html, page } from './html.ts';
+import { html, page, type SafeHtml } from './html.ts';
 
 /** The consent page (docs/design.md §3): who asks, where you go back to, what each scope allows. */
 export function consentPage(request: AuthorizationRequest, csrf: string, mcpResource: string): string {
@@ -24,10 +24,12 @@ export function consentPage(request: AuthorizationRequest, csrf: string, mcpReso
     (scope) => html`<li><strong>${SCOPE_DESCRIPTIONS[scope as Scope] ?? scope}</strong> <code>${scope}</code></li>`,
   );
   const via = request.resource === mcpResource ? 'through its AI assistant connection (MCP)' : undefined;
+  const name = request.client.name;
   return page(
     'Allow access',
-    html`<h1>Allow ${request.client.name} to use your Pacer data?</h1>
-      <p><strong>${request.client.name}</strong> ${via} asks for permission to:</p>
+    html`<h1>Allow ${name} to use your Pacer data?</h1>
+      ${unverifiedNotice(request, host)} ${askedEachTimeNotice(request)}
+      <p><strong>${name}</strong> ${via} asks for permission to:</p>
       <ul>
         ${scopes}
       </ul>
@@ -42,6 +44,29 @@ export function consentPage(request: AuthorizationRequest, csrf: string, mcpReso
         <button type="submit" name="decision" value="deny">Deny</button>
       </form>`,
   );
+}
+
+/**
+ * A dynamically registered client named itself (RFC 7591 §2 metadata is
+ * whatever the registrant sent): the page says so, next to where the user
+ * returns, so a look-alike name is not taken for a checked one.
+ */
+function unverifiedNotice(request: AuthorizationRequest, host: string): SafeHtml | undefined {
+  if (request.client.kind !== 'dcr') return undefined;
+  return html`<p role="note">
+    <strong>Unverified app:</strong> <q>${request.client.name}</q> is the name this app gave itself when it registered
+    (dynamic registration); Pacer has not checked who made it. It receives the answer at <strong>${host}</strong>.
+    Continue only if you are connecting it to Pacer yourself right now.
+  </p>`;
+}
+
+/** Why a user who approved before sees the page again (`consentMayBeRemembered`, RFC 8252 §8.6). */
+function askedEachTimeNotice(request: AuthorizationRequest): SafeHtml | undefined {
+  if (consentMayBeRemembered(request)) return undefined;
+  return html`<p>
+    Pacer asks each time this app connects: it receives the answer on your device, where any program could claim to be
+    it.
+  </p>`;
 }
 
 export function untrustedRequestPage(message: string): string {

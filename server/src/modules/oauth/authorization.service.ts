@@ -6,7 +6,7 @@ import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import { findConsent, insertAuthorizationCode, saveConsent } from './authorization.repository.ts';
 import { findClientByClientId } from './client.repository.ts';
 import { OAuthProtocolError, UntrustedAuthorizationRequestError } from './oauth-errors.ts';
-import { matchRedirectUri } from './redirect-uri.ts';
+import { anyAppCanClaim, matchRedirectUri } from './redirect-uri.ts';
 import { normalizeResource } from './resource.ts';
 
 /** docs/design.md §3: codes live 10 minutes and are single use. */
@@ -201,14 +201,41 @@ export function errorRedirectUrl(config: Config, error: AuthorizationRedirectErr
   });
 }
 
-/** True when the user already approved every requested scope for this client and resource. */
+/**
+ * Whether an approval of this request may be remembered and reused without
+ * asking again. RFC 6749 §10.2: the server "SHOULD NOT process repeated
+ * authorization requests automatically (without active end-user interaction)
+ * without authenticating the client or relying on other measures to ensure
+ * that the repeated request comes from the original client and not an
+ * impersonator". RFC 8252 §8.6 applies it to native apps: unless the
+ * client's identity can be proven, a request is processed "as if no previous
+ * request had been approved", and "claimed https scheme redirects MAY be
+ * accepted ... as identity proof".
+ *
+ * So it may for a confidential client (it authenticates at the token
+ * endpoint: an impersonator gets a code it cannot exchange) and for a public
+ * client sent back to an `https` redirect (only the owner of that host
+ * receives the code). It may not for a public client sent back to a loopback
+ * or private-use redirect: any program on the device may listen there, and
+ * with dynamic registration anyone can register the same name and URIs.
+ */
+export function consentMayBeRemembered(request: Pick<AuthorizationRequest, 'client' | 'redirectUri'>): boolean {
+  return !request.client.isPublic || !anyAppCanClaim(request.redirectUri);
+}
+
+/**
+ * True when the request may be approved without showing the consent page:
+ * the user already approved every requested scope for this client and
+ * resource, and `consentMayBeRemembered` (otherwise the page is shown each
+ * time: one click on Approve).
+ */
 export async function hasConsent(
   db: Db,
   config: Config,
   userId: string,
   request: AuthorizationRequest,
 ): Promise<boolean> {
-  if (request.prompt === 'consent') return false;
+  if (request.prompt === 'consent' || !consentMayBeRemembered(request)) return false;
   const consent = await findConsent(db, userId, request.client.id, consentResourceKey(request.resource, config));
   return consent !== undefined && request.scopes.every((scope) => consent.scopes.includes(scope));
 }

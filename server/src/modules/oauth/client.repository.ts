@@ -96,32 +96,32 @@ export async function deleteClientOwnedBy(
   return result.numDeletedRows > 0n;
 }
 
-/** The shared DCR client registered for a normalized redirect-URI set (RFC 7591, specification §4.2). */
-export async function findDcrClientByRedirectSetKey(
+/** The shared DCR client of a registration key (`registrationKeyOf`: client name and redirect-URI set). */
+export async function findDcrClientByRegistrationKey(
   db: DbOrTrx,
-  redirectSetKey: string,
+  registrationKey: string,
 ): Promise<OauthClient | undefined> {
   return db
     .selectFrom('oauthClients')
     .selectAll()
     .where('kind', '=', 'dcr')
-    .where('redirectSetKey', '=', redirectSetKey)
+    .where('registrationKey', '=', registrationKey)
     .executeTakeFirst();
 }
 
 /**
- * Insert a DCR client unless one with the same redirect-set key exists (the
- * partial unique index decides, so concurrent registrations create one
- * client). `undefined` when another registration got there first.
+ * Insert a DCR client unless one with the same registration key exists (the
+ * partial unique index decides, so concurrent identical registrations create
+ * one client). `undefined` when another registration got there first.
  */
 export async function insertDcrClientIfMissing(
   db: DbOrTrx,
-  client: Insertable<OauthClientsTable> & { readonly kind: 'dcr'; readonly redirectSetKey: string },
+  client: Insertable<OauthClientsTable> & { readonly kind: 'dcr'; readonly registrationKey: string },
 ): Promise<OauthClient | undefined> {
   return db
     .insertInto('oauthClients')
     .values(client)
-    .onConflict((oc) => oc.column('redirectSetKey').where('kind', '=', 'dcr').doNothing())
+    .onConflict((oc) => oc.column('registrationKey').where('kind', '=', 'dcr').doNothing())
     .returningAll()
     .executeTakeFirst();
 }

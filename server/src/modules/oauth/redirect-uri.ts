@@ -99,6 +99,18 @@ export function redirectUriProblem(uri: string): string | undefined {
 }
 
 /**
+ * Whether any program on the user's device could receive a code sent to this
+ * (registered, checked) redirect URI: an `http` loopback URI (RFC 8252 §7.3:
+ * any local program may listen on the port) or a private-use scheme
+ * (RFC 8252 §8.1: several apps may register one scheme). Only an `https`
+ * redirect names a receiver that has to prove it owns the host (TLS), which
+ * RFC 8252 §8.6 accepts as identity proof ("claimed https scheme redirects").
+ */
+export function anyAppCanClaim(uri: string): boolean {
+  return new URL(uri).protocol !== 'https:';
+}
+
+/**
  * What the consent page tells the user they return to: the host of a web
  * redirect, the scheme (and authority, when it has one) of an app's
  * private-use redirect, since any app may claim such a scheme (RFC 8252 §8.1).

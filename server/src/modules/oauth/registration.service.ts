@@ -8,7 +8,7 @@ import type { Logger } from '../../logger.ts';
 import { findFirstAdmin, findUserByEmail, findUserById } from '../accounts/user.repository.ts';
 import { consumeRateLimit, type RateLimitResult, rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
 import { generateClientId } from './client.service.ts';
-import { appendRedirectUris, findDcrClientByRedirectSetKey, insertDcrClientIfMissing } from './client.repository.ts';
+import { appendRedirectUris, findDcrClientByRegistrationKey, insertDcrClientIfMissing } from './client.repository.ts';
 import { isLoopbackHost, matchRedirectUri, redirectUriProblem } from './redirect-uri.ts';
 
 /** RFC 7591 §3.2.2 error codes, plus the two this endpoint adds for overload. */
@@ -93,9 +93,18 @@ export interface DynamicRegistration {
 /**
  * Dynamic client registration (RFC 7591) for MCP clients. Clients are public
  * (`token_endpoint_auth_method` `none`), may ask for the MCP allowlist only,
- * and are shared: a registration whose normalized redirect-URI set equals an
- * existing DCR client's gets that client back (specification §4.2,
- * "Compatible redirect URIs reuse one shared MCP OAuth client application").
+ * and are shared (specification §4.2, "Compatible redirect URIs reuse one
+ * shared MCP OAuth client application"): a host that does not keep its
+ * registration registers again on every connection, often from a new
+ * loopback port, and would otherwise add a client row each time.
+ *
+ * Shared only with an exact repeat (`registrationKeyOf`): the same client
+ * name and the same normalized redirect-URI set. Anything else gets a client
+ * of its own, so one app never receives another's client id, name or the
+ * consents its users gave (RFC 8252 §8.6). The rest of the metadata cannot
+ * tell two registrations apart: the auth method is always `none`, and every
+ * accepted `grant_types`, `response_types` and `scope` yields the same
+ * client (both grant types, `code`, the MCP allowlist).
  */
 export async function registerDynamicClient(
   db: Db,
@@ -103,9 +112,9 @@ export async function registerDynamicClient(
 ): Promise<DynamicRegistration> {
   const rateLimit = await consumeRegistrationAllowance(db, options);
   const metadata = parseClientMetadata(options.metadata);
-  const redirectSetKey = redirectSetKeyOf(metadata.redirectUris);
+  const registrationKey = registrationKeyOf(metadata);
 
-  let client = await findDcrClientByRedirectSetKey(db, redirectSetKey);
+  let client = await findDcrClientByRegistrationKey(db, registrationKey);
   let reused = client !== undefined;
   if (!client) {
     const owner = await resolveDcrOwner(db, options);
@@ -126,11 +135,11 @@ export async function registerDynamicClient(
       redirectUris: [...metadata.redirectUris],
       scopes: [...MCP_SCOPES],
       webhookSecretHash: null,
-      redirectSetKey,
+      registrationKey,
     });
     if (!client) {
-      // A concurrent registration of the same set won the unique index: share its client.
-      client = await findDcrClientByRedirectSetKey(db, redirectSetKey);
+      // A concurrent identical registration won the unique index: share its client.
+      client = await findDcrClientByRegistrationKey(db, registrationKey);
       if (!client) throw new Error('DCR client vanished after a conflicting insert');
       reused = true;
     }
@@ -249,12 +258,7 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   if (!isObject(body)) throw metadataError('The request body must be a JSON object of client metadata.');
   const redirectUris = parseRedirectUris(body['redirect_uris']);
 
-  const name = body['client_name'];
-  if (typeof name !== 'string') throw metadataError('client_name is required: a string naming the client.');
-  const clientName = name.trim();
-  if (clientName.length === 0 || clientName.length > MAX_CLIENT_NAME_LENGTH) {
-    throw metadataError(`client_name must be 1-${MAX_CLIENT_NAME_LENGTH} characters.`);
-  }
+  const clientName = parseClientName(body['client_name']);
 
   // RFC 7591 §2: omitted means `client_secret_basic`, but §3.2.1 lets the
   // server substitute its own value; every DCR client here is public, so an
@@ -275,6 +279,45 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
 
   parseScope(body['scope']);
   return { redirectUris, clientName };
+}
+
+/**
+ * Words a self-registered name may not start a word with: the consent page
+ * shows the name as the app asking, and these would pass it off as Pacer
+ * itself or as an app someone checked ("Pacer Official Assistant (verified)").
+ */
+const IMPERSONATING_WORDS = ['pacer', 'official', 'verified'] as const;
+
+/**
+ * `client_name` (RFC 7591 §2): required here, since the consent page names
+ * the app by it. Anyone may register any name, so two kinds are refused:
+ * - control and format characters (`\p{Cc}`, `\p{Cf}`: bidirectional
+ *   overrides, zero-width joiners), which make a name display as other text;
+ * - a word starting with one of `IMPERSONATING_WORDS`, compared after NFKC
+ *   (full-width and other compatibility forms fold to ASCII) and lowercasing.
+ * Look-alikes from other scripts still pass; the consent page marks every
+ * dynamically registered name as unverified and shows where the user returns.
+ */
+function parseClientName(value: unknown): string {
+  if (typeof value !== 'string') throw metadataError('client_name is required: a string naming the client.');
+  const clientName = value.trim();
+  if (clientName.length === 0 || clientName.length > MAX_CLIENT_NAME_LENGTH) {
+    throw metadataError(`client_name must be 1-${MAX_CLIENT_NAME_LENGTH} characters.`);
+  }
+  if (/[\p{Cc}\p{Cf}]/u.test(clientName)) {
+    throw metadataError('client_name must not contain control or formatting characters.');
+  }
+  const words = clientName
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u);
+  const claimed = IMPERSONATING_WORDS.find((word) => words.some((entry) => entry.startsWith(word)));
+  if (claimed) {
+    throw metadataError(
+      `client_name must not contain "${claimed}": a self-registered app cannot present itself as Pacer or as verified.`,
+    );
+  }
+  return clientName;
 }
 
 /**
@@ -367,7 +410,18 @@ export function normalizeRedirectSet(uris: readonly string[]): string[] {
   return [...new Set(uris.map(normalizeRedirectUri))].sort();
 }
 
-/** Stored key of a redirect set: a hash, since ten long URIs would not fit a B-tree index entry. */
+/** Key of a redirect set: a hash, since ten long URIs would not fit a B-tree index entry. */
 export function redirectSetKeyOf(uris: readonly string[]): string {
   return sha256Hex(normalizeRedirectSet(uris).join('\n'));
+}
+
+/**
+ * Stored key of a DCR client: registrations with equal keys share it
+ * (`registerDynamicClient`). The redirect-set key (64 hex digits, so the
+ * split is unambiguous), a newline, then the client name as registered
+ * (trimmed; case and spelling count). Migration 20261126T0104 computes the
+ * same in SQL for clients registered before the name was part of it.
+ */
+export function registrationKeyOf(metadata: ClientMetadata): string {
+  return sha256Hex(`${redirectSetKeyOf(metadata.redirectUris)}\n${metadata.clientName}`);
 }
