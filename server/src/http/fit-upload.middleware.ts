@@ -116,7 +116,13 @@ export function parseFitUpload(options: FitUploadOptions): RequestHandler {
         // The operator's sign that PACER_FIT_DECODE_QUEUE_* (or the number of processes) is too small for the load.
         logger.warn({ requestId: res.locals.requestId, queue: decoding.load }, 'FIT decode queue full: upload refused');
       }
-      refuseUnread(req, next, error);
+      // A declared body (at most the limit, checked above) is read and discarded, never kept, so the
+      // client gets its 429/503 rather than a connection reset mid-send and can retry on the same
+      // connection; a chunked one may never end, and closes the connection.
+      if (Number.isFinite(declaredLength)) {
+        req.resume();
+        next(error);
+      } else refuseUnread(req, next, error);
       return;
     }
     logger.debug({ requestId: res.locals.requestId, queue: decoding.load }, 'FIT upload admitted to the decode queue');
