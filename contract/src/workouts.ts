@@ -171,13 +171,17 @@ export type WorkoutStreams = z.infer<typeof WorkoutStreamsSchema>;
 
 const WorkoutIdParams = z.object({ id: UuidSchema.describe('The workout id.') });
 
+const fitQueueFull = ProblemSchema.describe(
+  'The server holds as many FIT files for decoding as it may (`fit_decode_queue_full`: `PACER_FIT_DECODE_QUEUE_FILES`, `PACER_FIT_DECODE_QUEUE_BYTES`); nothing was read or stored. Retry after `Retry-After` seconds.',
+);
+
 export const workoutsContract = c.router({
   uploadFit: {
     method: 'POST',
     path: '/api/workouts/upload-fit',
     summary: 'Upload a FIT activity file',
     description:
-      'Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update `name` and `metadata` and answer the same workout (200). A file that is not FIT, fails its CRC or is truncated is refused with 422 and nothing is stored.',
+      'Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update `name` and `metadata` and answer the same workout (200). A file that is not FIT, fails its CRC or is truncated is refused with 422 and nothing is stored. One file per user is processed at a time: send the next one when the previous answer has arrived.',
     contentType: 'multipart/form-data',
     body: WorkoutUploadSchema,
     headers: IdempotencyHeadersSchema,
@@ -188,8 +192,12 @@ export const workoutsContract = c.router({
       413: ProblemSchema.describe('The file is larger than `PACER_MAX_UPLOAD_BYTES`, or `metadata` over 64 KiB.'),
       415: ProblemSchema.describe('The body is not `multipart/form-data`.'),
       422: ProblemSchema.describe(
-        "The file is not a valid FIT activity (not FIT, CRC mismatch, truncated: code `unprocessable`, `detail` carries the decoder's reason), or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).",
+        "The file is not a valid FIT activity (not FIT, CRC mismatch, truncated: code `unprocessable`, `detail` carries the decoder's reason), holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), or took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).",
       ),
+      429: ProblemSchema.describe(
+        'Too many requests from this token or address (`rate_limited`: the `RateLimit-*` headers show the window), or another file of this user is still being processed (`fit_decode_in_progress`, refused before the body is read). `Retry-After` says when to retry.',
+      ),
+      503: fitQueueFull,
     },
     metadata: requireScopes('workout:write'),
     strictStatusCodes: true,
@@ -256,6 +264,13 @@ export const workoutsContract = c.router({
       200: WorkoutStreamsSchema,
       ...problemResponses,
       ...notFoundResponses,
+      422: ProblemSchema.describe(
+        'The first read decodes the stored file, within the bounds of an upload: more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), or longer than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`).',
+      ),
+      429: ProblemSchema.describe(
+        'Too many requests from this token or address (`rate_limited`), or the first read would decode the file while another file of this user is being processed (`fit_decode_in_progress`). `Retry-After` says when to retry.',
+      ),
+      503: fitQueueFull,
     },
     metadata: requireScopes('workout:read'),
     strictStatusCodes: true,

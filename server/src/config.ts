@@ -94,6 +94,15 @@ const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(25 * 1024 * 1024),
+  // FIT decoding (docs/design.md §3 "Sync resources"): what one process holds and spends on uploaded files.
+  PACER_FIT_DECODE_QUEUE_FILES: z.coerce.number().int().min(1).default(8),
+  PACER_FIT_DECODE_QUEUE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(100 * 1024 * 1024),
+  PACER_FIT_MAX_RECORDS: z.coerce.number().int().min(1).default(1_000_000),
+  PACER_FIT_DECODE_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
   PACER_RATE_LIMIT_PER_MINUTE: perMinute(600),
   PACER_RATE_LIMIT_IP_PER_MINUTE: perMinute(1200),
   PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),
@@ -153,6 +162,17 @@ export interface Config {
   /** 0 = refresh tokens never expire. */
   readonly refreshTokenTtlSecs: number;
   readonly maxUploadBytes: number;
+  /** Bounds on FIT decoding in this process (modules/workouts/fit-decode-queue.ts). */
+  readonly fitDecoding: {
+    /** Files admitted at once: being received, waiting for a decoder, or decoding. */
+    readonly maxQueuedFiles: number;
+    /** Their bytes together (each counted at its declared size until its body has arrived). */
+    readonly maxQueuedBytes: number;
+    /** Data messages (records, laps, events, …) a file may hold. */
+    readonly maxRecords: number;
+    /** Time one decode may take in a worker. */
+    readonly timeoutMs: number;
+  };
   /** Requests per window; 0 = off. */
   readonly rateLimits: {
     readonly perToken: number;
@@ -223,6 +243,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.PACER_FIT_DECODE_QUEUE_BYTES < e.PACER_MAX_UPLOAD_BYTES) {
+    throw new ConfigError(
+      `Invalid configuration:\n  PACER_FIT_DECODE_QUEUE_BYTES=${JSON.stringify(String(e.PACER_FIT_DECODE_QUEUE_BYTES))}: must be at least PACER_MAX_UPLOAD_BYTES (${e.PACER_MAX_UPLOAD_BYTES}), or a file of the largest size accepted could never be decoded`,
+    );
+  }
   const baseUrl = (e.PACER_BASE_URL ?? `http://localhost:${e.PACER_PORT}`).replace(/\/+$/, '');
   return deepFreeze({
     port: e.PACER_PORT,
@@ -239,6 +264,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessTokenTtlSecs: e.PACER_ACCESS_TOKEN_TTL,
     refreshTokenTtlSecs: e.PACER_REFRESH_TOKEN_TTL,
     maxUploadBytes: e.PACER_MAX_UPLOAD_BYTES,
+    fitDecoding: {
+      maxQueuedFiles: e.PACER_FIT_DECODE_QUEUE_FILES,
+      maxQueuedBytes: e.PACER_FIT_DECODE_QUEUE_BYTES,
+      maxRecords: e.PACER_FIT_MAX_RECORDS,
+      timeoutMs: e.PACER_FIT_DECODE_TIMEOUT_MS,
+    },
     rateLimits: {
       perToken: e.PACER_RATE_LIMIT_PER_MINUTE,
       perIp: e.PACER_RATE_LIMIT_IP_PER_MINUTE,

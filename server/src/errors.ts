@@ -22,9 +22,13 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   unprocessable: 422,
   idempotency_key_reused: 422,
+  fit_too_many_records: 422,
+  fit_decode_timeout: 422,
   rate_limited: 429,
+  fit_decode_in_progress: 429,
   internal_error: 500,
   service_unavailable: 503,
+  fit_decode_queue_full: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -46,9 +50,13 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   unsupported_media_type: 'Unsupported media type',
   unprocessable: 'Unprocessable content',
   idempotency_key_reused: 'Idempotency-Key reused with another request',
+  fit_too_many_records: 'FIT file has too many records',
+  fit_decode_timeout: 'FIT file took too long to read',
   rate_limited: 'Too many requests',
+  fit_decode_in_progress: 'Another FIT file of yours is being processed',
   internal_error: 'Internal server error',
   service_unavailable: 'Service unavailable',
+  fit_decode_queue_full: 'Too many FIT files being processed',
 };
 
 export interface FieldError {

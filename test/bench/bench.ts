@@ -929,23 +929,31 @@ async function main(): Promise<void> {
       log(
         `    bench server env: PACER_MAX_UPLOAD_BYTES=${BENCH_MAX_UPLOAD_BYTES}, PACER_RATE_LIMIT_UPLOADS_PER_MINUTE=${BENCH_UPLOADS_PER_MINUTE} (no 413/429 from the limits)`,
       );
-      const uploadToken = await runCli<{ access_token: string }>(env, [
-        'token:create',
-        '--email',
-        email,
-        '--scope',
-        'workout:write profile:read',
-        '--expires-in',
-        '7200',
-        '--json',
-      ]);
+      // One user per concurrent loop: the server decodes one file per user at a time (a second one is a 429).
+      const uploadToken = (userEmail: string) =>
+        runCli<{ access_token: string }>(env, [
+          'token:create',
+          '--email',
+          userEmail,
+          '--scope',
+          'workout:write profile:read',
+          '--expires-in',
+          '7200',
+          '--json',
+        ]);
+      const uploadTokens = [(await uploadToken(email)).access_token];
+      while (uploadTokens.length < UPLOAD_CONCURRENCY) {
+        const other = await createBenchUser(env, `bench-upload-${uploadTokens.length}`);
+        uploadTokens.push((await uploadToken(other.email)).access_token);
+      }
+      log(`    ${UPLOAD_CONCURRENCY} users with a workout:write token each (the concurrent loops are one per user)`);
       log(
         `    every upload is distinct bytes (fixture serial number varied, CRC recomputed): each one a create; ${UPLOAD_RUNS} sequential runs per file after 2 warm-up runs`,
       );
       uploadRun = await runUploadBench({
         serverUrl: server.url,
         serverPid: server.pid,
-        token: uploadToken.access_token,
+        tokens: uploadTokens,
         repetitions: UPLOAD_RUNS,
         concurrency: UPLOAD_CONCURRENCY,
         durationS: DURATION_S,

@@ -5,7 +5,7 @@
  * Garmin's activity-file recipe: file_id, device_info, timer start event,
  * records, timer stop event, laps, session, activity.
  */
-import { Encoder, Profile, Utils } from '@garmin/fitsdk';
+import { CrcCalculator, Encoder, Profile, Utils } from '@garmin/fitsdk';
 
 /** One 1 Hz sample; absent channels are not written. */
 export interface FitSample {
@@ -445,4 +445,42 @@ export function notFit(): Uint8Array {
   return new TextEncoder().encode(
     '<?xml version="1.0"?><gpx version="1.1" creator="test"><trk><trkseg><trkpt lat="47.1" lon="8.5"/></trkseg></trk></gpx>\n',
   );
+}
+
+/**
+ * The hostile file of issue 18: a `file_id`, one record definition (a
+ * timestamp, nothing else), then `records` records of 5 bytes each, every
+ * one a second after the last. Written byte by byte (the Encoder takes
+ * seconds per million messages): a valid FIT file, CRCs and all, that makes
+ * a decoder build an object per record. 5 000 000 records are 25 MB.
+ */
+export function tinyRecordFlood(records: number): Uint8Array {
+  const FIT_HEADER = 14;
+  const head = Uint8Array.from([
+    // Definition, local type 0: file_id (global 0), little endian, one field: type (0), 1 byte, enum.
+    0x40, 0, 0, 0, 0, 1, 0, 1, 0x00,
+    // file_id: type = activity (4).
+    0x00, 4,
+    // Definition, local type 1: record (global 20), one field: timestamp (253), 4 bytes, uint32.
+    0x41, 0, 0, 20, 0, 1, 253, 4, 0x86,
+  ]);
+  const dataSize = head.length + records * 5;
+  const bytes = new Uint8Array(FIT_HEADER + dataSize + 2);
+  const view = new DataView(bytes.buffer);
+  bytes[0] = FIT_HEADER;
+  bytes[1] = 0x20; // protocol 2.0
+  view.setUint16(2, 2195, true); // profile 21.95
+  view.setUint32(4, dataSize, true);
+  bytes.set([0x2e, 0x46, 0x49, 0x54], 8); // ".FIT"
+  view.setUint16(12, CrcCalculator.calculateCRC(bytes, 0, 12), true);
+  bytes.set(head, FIT_HEADER);
+  // 2026-11-26T00:00:00Z in seconds since the FIT epoch.
+  const start = (Date.UTC(2026, 10, 26) - Utils.FIT_EPOCH_MS) / 1000;
+  let at = FIT_HEADER + head.length;
+  for (let i = 0; i < records; i += 1, at += 5) {
+    bytes[at] = 0x01;
+    view.setUint32(at + 1, start + i, true);
+  }
+  view.setUint16(at, CrcCalculator.calculateCRC(bytes, 0, at), true);
+  return bytes;
 }

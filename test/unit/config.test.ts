@@ -15,6 +15,7 @@ describe('configuration', () => {
       refreshTokenTtlSecs: 7_776_000,
       maxUploadBytes: 25 * 1024 * 1024,
       rateLimits: { perToken: 600, perIp: 1200, uploads: 30 },
+      fitDecoding: { maxQueuedFiles: 8, maxQueuedBytes: 100 * 1024 * 1024, maxRecords: 1_000_000, timeoutMs: 15_000 },
       secureCookies: false,
     });
     expect(config.mcp).toEqual({
@@ -30,6 +31,16 @@ describe('configuration', () => {
       dcrOwnerUserId: undefined,
       dcrOwnerEmail: undefined,
     });
+  });
+
+  it('refuses a FIT decode queue smaller than the largest upload, naming both variables', () => {
+    expect(() => loadConfig({ PACER_FIT_DECODE_QUEUE_BYTES: '1048576' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PACER_FIT_DECODE_QUEUE_BYTES: '1048576' })).toThrow(
+      /PACER_FIT_DECODE_QUEUE_BYTES="1048576": must be at least PACER_MAX_UPLOAD_BYTES/,
+    );
+    expect(
+      loadConfig({ PACER_FIT_DECODE_QUEUE_BYTES: '1048576', PACER_MAX_UPLOAD_BYTES: '1048576' }).fitDecoding,
+    ).toMatchObject({ maxQueuedBytes: 1_048_576 });
   });
 
   it('reads every PACER_* value and normalises the base URL', () => {

@@ -225,7 +225,8 @@ COMMANDS['import'] = {
       options: {
         token: { type: 'string' },
         'base-url': { type: 'string' },
-        concurrency: { type: 'string', default: '2' },
+        // The server decodes one file per user at a time; more overlaps only the reading of the files.
+        concurrency: { type: 'string', default: '1' },
         json: { type: 'boolean', default: false },
       },
     });

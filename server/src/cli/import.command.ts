@@ -66,11 +66,16 @@ export async function importFitFiles(options: ImportOptions): Promise<ImportProg
       return;
     }
     seen.add(sha);
-    for (let waits = 0; ; waits += 1) {
+    for (let waits = 0; ;) {
       const res = await uploadFit(client, { file: bytes, fileName: path.basename(file) });
+      // The server decodes one file per user at a time: with --concurrency above 1 the others wait their turn,
+      // which always comes, so these waits are not counted against the rate-limit waits.
+      const ownTurn =
+        res.status === 429 && (res.body as Partial<Problem> | undefined)?.code === 'fit_decode_in_progress';
       if (res.status === 201) progress.created += 1;
       else if (res.status === 200) progress.updated += 1;
-      else if (res.status === 429 && waits < MAX_RATE_LIMIT_WAITS) {
+      else if (res.status === 429 && (ownTurn || waits < MAX_RATE_LIMIT_WAITS)) {
+        if (!ownTurn) waits += 1;
         // The uploads bucket is small: wait as the server says and try again.
         // The response headers are a Fetch `Headers` (typed by the DOM lib the server does not load).
         const headers = res.headers as unknown as { get(name: string): string | null };

@@ -16,6 +16,8 @@ import { analyticsRoutes } from './routes/analytics.routes.ts';
 import { fuelRoutes } from './routes/fuel.routes.ts';
 import { recommendationsRoutes } from './routes/recommendations.routes.ts';
 import { mcpRouter } from '../mcp/mcp.router.ts';
+import { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
+import { sharedFitDecoderPool } from '../modules/workouts/fit-decoder.pool.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { purgeExpiredQueue } from '../queue/queues.ts';
 import { restBearerAuth } from './bearer-auth.ts';
@@ -61,7 +63,10 @@ const TS_REST_OPTIONS = {
     next(error),
 } as const;
 
-export function createApp(deps: AppDeps): Express {
+export function createApp(appDeps: AppDeps): Express {
+  // One decode queue per app, i.e. per process (tests run several apps, each with its own limits, over the
+  // process's one worker pool): uploads and first stream reads, REST and MCP, all take their place in it.
+  const deps = { ...appDeps, decoding: new FitDecodeQueue(sharedFitDecoderPool(), appDeps.config.fitDecoding) };
   const app = express();
   app.disable('x-powered-by');
   // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
@@ -123,7 +128,7 @@ function healthRoutes(deps: AppDeps): Router {
  * before its route, and no later mount shares a path with it (they serve /api/oauth, /.well-known,
  * /mcp, /api/webhooks, /api/developer, /api/admin, /docs and the pages).
  */
-function mountRestApi(app: Express, deps: AppDeps): void {
+function mountRestApi(app: Express, deps: AppDeps & { readonly decoding: FitDecodeQueue }): void {
   const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
   createExpressEndpoints(
     restContract,

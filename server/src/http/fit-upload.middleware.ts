@@ -4,7 +4,10 @@ import busboy from 'busboy';
 import type { Readable } from 'node:stream';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, type FieldError } from '../errors.ts';
-import type { FitUpload } from '../modules/workouts/workouts.service.ts';
+import type { Logger } from '../logger.ts';
+import type { DecodeTicket, FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
+import { admitFitUpload, type FitUpload } from '../modules/workouts/workouts.service.ts';
+import { principalOf } from './bearer-auth.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
@@ -18,6 +21,9 @@ declare global {
 export interface FitUploadOptions {
   /** `PACER_MAX_UPLOAD_BYTES`: the largest file accepted. */
   readonly maxBytes: number;
+  /** Where the file takes its place before a byte of it is read. */
+  readonly decoding: FitDecodeQueue;
+  readonly logger: Logger;
 }
 
 const TEXT_FIELDS = new Set(['name', 'metadata']);
@@ -74,13 +80,16 @@ function parseMetadata(
  * busboy: the `file` part is hashed (SHA-256) as it arrives and kept in
  * memory up to `maxBytes` (the decoder needs all of it); one byte more is a
  * 413 and nothing is kept. It runs after authentication, so an anonymous
- * caller never makes us read a body.
+ * caller never makes us read a body; and before reading, the upload takes
+ * its place in the decode queue at its declared length (429 while the user
+ * has another file in it, 503 when it is full; fit-decode-queue.ts), held
+ * until the response has gone out.
  *
  * On success `res.locals.fitUpload` holds the upload and `req.body` the text
  * fields, which ts-rest then validates against the contract.
  */
 export function parseFitUpload(options: FitUploadOptions): RequestHandler {
-  const { maxBytes } = options;
+  const { maxBytes, decoding, logger } = options;
   return (req, res, next) => {
     const contentType = req.headers['content-type'] ?? '';
     if (!/^multipart\/form-data\s*;/i.test(contentType)) {
@@ -91,8 +100,51 @@ export function parseFitUpload(options: FitUploadOptions): RequestHandler {
       );
       return;
     }
-    new UploadReader(req, res, next, maxBytes).start();
+    const declaredLength = Number(req.headers['content-length']);
+    if (Number.isFinite(declaredLength) && declaredLength > maxBytes + FORM_OVERHEAD_BYTES) {
+      // Refused before a byte is read; the connection closes rather than drain the body.
+      refuseUnread(req, next, tooLarge(maxBytes));
+      return;
+    }
+    let ticket: DecodeTicket;
+    try {
+      // The file is at most the body, and at most `maxBytes` (one byte more is a 413).
+      const bound = Number.isFinite(declaredLength) ? Math.min(declaredLength, maxBytes) : maxBytes;
+      ticket = admitFitUpload(decoding, principalOf(res), bound);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'fit_decode_queue_full') {
+        // The operator's sign that PACER_FIT_DECODE_QUEUE_* (or the number of processes) is too small for the load.
+        logger.warn({ requestId: res.locals.requestId, queue: decoding.load }, 'FIT decode queue full: upload refused');
+      }
+      // A declared body (at most the limit, checked above) is read and discarded, never kept, so the
+      // client gets its 429/503 rather than a connection reset mid-send and can retry on the same
+      // connection; a chunked one may never end, and closes the connection.
+      if (Number.isFinite(declaredLength)) {
+        req.resume();
+        next(error);
+      } else refuseUnread(req, next, error);
+      return;
+    }
+    logger.debug({ requestId: res.locals.requestId, queue: decoding.load }, 'FIT upload admitted to the decode queue');
+    // However the request ends: answered, failed, or the client gone.
+    res.once('close', () => ticket.release());
+    new UploadReader(req, res, next, maxBytes, ticket).start();
   };
+}
+
+/** An answer before the body is read: discard what arrives and close the connection after the answer. */
+function refuseUnread(req: Request, next: NextFunction, error: unknown): void {
+  req.resume();
+  if (!(error instanceof AppError)) {
+    next(error);
+    return;
+  }
+  next(
+    new AppError(error.code, error.message, {
+      errors: error.errors,
+      headers: { ...error.headers, Connection: 'close' },
+    }),
+  );
 }
 
 /** One upload's parse: what has streamed in so far, and how it ends (once). */
@@ -110,21 +162,17 @@ class UploadReader {
   private readonly res: Response;
   private readonly next: NextFunction;
   private readonly maxBytes: number;
+  private readonly ticket: DecodeTicket;
 
-  constructor(req: Request, res: Response, next: NextFunction, maxBytes: number) {
+  constructor(req: Request, res: Response, next: NextFunction, maxBytes: number, ticket: DecodeTicket) {
     this.req = req;
     this.res = res;
     this.next = next;
     this.maxBytes = maxBytes;
+    this.ticket = ticket;
   }
 
   start(): void {
-    const declaredLength = Number(this.req.headers['content-length']);
-    if (Number.isFinite(declaredLength) && declaredLength > this.maxBytes + FORM_OVERHEAD_BYTES) {
-      // Refused before a byte is read; the connection closes rather than drain the body.
-      this.fail(tooLarge(this.maxBytes));
-      return;
-    }
     let parser: busboy.Busboy;
     try {
       parser = busboy({
@@ -162,6 +210,7 @@ class UploadReader {
     if (this.finished) return;
     this.finished = true;
     this.chunks.length = 0;
+    this.ticket.settleSize(0);
     this.req.unpipe();
     // Read and discard whatever is still coming, and close the connection
     // after the answer so the rest of a large body is not drained.
@@ -221,7 +270,10 @@ class UploadReader {
       this.next(new AppError('validation_failed', summary.join('; '), { errors: this.problems }));
       return;
     }
+    // The file is in: the queue counts its real size from now on.
+    this.ticket.settleSize(this.size);
     const upload: FitUpload = {
+      ticket: this.ticket,
       bytes: Buffer.concat(this.chunks, this.size),
       sha256: this.hash.digest('hex'),
       fileName: this.fileName,

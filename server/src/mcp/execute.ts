@@ -36,10 +36,11 @@ const PASSED_THROUGH: ReadonlySet<ErrorCode> = new Set([
 
 /** A service's `AppError` as a tool error: its own code where MCP has it, else by class (4xx, 5xx). */
 function toToolError(error: AppError): McpToolError {
-  if (PASSED_THROUGH.has(error.code)) {
-    const retry = error.headers['Retry-After'];
-    return new McpToolError(error.code as McpErrorCode, error.message, retry ? Number(retry) : undefined);
-  }
+  const retry = error.headers['Retry-After'];
+  const retryAfter = retry ? Number(retry) : undefined;
+  if (PASSED_THROUGH.has(error.code)) return new McpToolError(error.code as McpErrorCode, error.message, retryAfter);
+  // Any other 429 (e.g. `fit_decode_in_progress`) asks the host to wait like a rate limit.
+  if (error.status === 429) return new McpToolError('rate_limited', error.message, retryAfter);
   return new McpToolError(error.status < 500 ? 'validation_failed' : 'internal_error', error.message);
 }
 

@@ -23,6 +23,7 @@ import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 import { consumeRateLimits, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
+import type { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 import { callTool, type ExecutionContext } from './execute.ts';
 import { authenticateMcp, insufficientScope, type McpAuthRefusal } from './mcp-auth.ts';
 import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
@@ -40,6 +41,8 @@ export interface McpDeps {
   readonly boss: PgBoss;
   readonly logger: Logger;
   readonly recorder: McpExecutionRecorder;
+  /** The app's FIT decode queue: a tool that decodes a file takes its place in it like a REST request. */
+  readonly decoding: FitDecodeQueue;
 }
 
 /** A JSON-RPC request of one method, by the SDK's own schemas. */
@@ -339,6 +342,7 @@ function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): Tool
     config,
     logger: deps.logger,
     principal,
+    decoding: deps.decoding,
     recorder: deps.recorder,
   };
   return {

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { TokenPrincipal } from '../modules/oauth/token.service.ts';
+import type { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 
 /** The specification's three phases (§4.2), each behind its own `PACER_MCP_*_ENABLED` switch. */
 export type ToolPhase = 'read' | 'write' | 'async';
@@ -24,6 +25,7 @@ export interface ToolContext {
   readonly config: Config;
   readonly logger: Logger;
   readonly principal: TokenPrincipal;
+  readonly decoding: FitDecodeQueue;
 }
 
 // Method syntax (`run(…)`) keeps a list of tools with different schemas assignable to one type.

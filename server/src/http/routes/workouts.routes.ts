@@ -1,10 +1,11 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Config } from '../../config.ts';
+import type { Logger } from '../../logger.ts';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
 import { principalOf } from '../bearer-auth.ts';
-import { sharedFitDecoderPool, type FitDecoderPool } from '../../modules/workouts/fit-decoder.pool.ts';
+import type { FitDecodeQueue } from '../../modules/workouts/fit-decode-queue.ts';
 import { parseFitUpload } from '../fit-upload.middleware.ts';
 import {
   getWorkout,
@@ -34,16 +35,26 @@ export function workoutRoutes(deps: {
   readonly db: Db;
   readonly boss: PgBoss;
   readonly config: Config;
-  readonly decoder?: FitDecoderPool;
+  readonly logger: Logger;
+  readonly decoding: FitDecodeQueue;
 }) {
-  const services = { db: deps.db, boss: deps.boss, decoder: deps.decoder ?? sharedFitDecoderPool() };
+  const services = { db: deps.db, boss: deps.boss, decoding: deps.decoding };
   return s.router(contract.workouts, {
     uploadFit: {
       // Multipart bodies are streamed here, not by the JSON body parser (docs/design.md §5).
-      middleware: [parseFitUpload({ maxBytes: deps.config.maxUploadBytes })],
+      middleware: [
+        parseFitUpload({ maxBytes: deps.config.maxUploadBytes, decoding: deps.decoding, logger: deps.logger }),
+      ],
       handler: async ({ res }) => {
-        const result = await uploadFitWorkout(services, principalOf(res), uploadOf(res));
-        return { status: result.created ? 201 : 200, body: result.workout };
+        const upload = uploadOf(res);
+        try {
+          const result = await uploadFitWorkout(services, principalOf(res), upload);
+          return { status: result.created ? 201 : 200, body: result.workout };
+        } finally {
+          // The file is done with: free its place before the answer goes out, so the user's next upload
+          // (sent as soon as this answer arrives) finds it free. The middleware releases it too, on close.
+          upload.ticket.release();
+        }
       },
     },
     listWorkouts: async ({ query, res }) => {

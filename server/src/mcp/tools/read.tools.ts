@@ -19,7 +19,6 @@ import { getProfile } from '../../modules/profile/profile.service.ts';
 import { getReport, listReportPage } from '../../modules/reports/reports.service.ts';
 import { listWellnessDays } from '../../modules/wellness/wellness.service.ts';
 import { getWorkout, getWorkoutStreams, listWorkoutPage } from '../../modules/workouts/workouts.service.ts';
-import { sharedFitDecoderPool } from '../../modules/workouts/fit-decoder.pool.ts';
 import { defineTool, READ_ONLY } from '../tool.ts';
 
 const NoArguments = z.strictObject({});
@@ -97,8 +96,8 @@ export const readTools = [
         .describe('Down-sample to at most this many points.'),
     }),
     output: contract.workouts.getWorkoutStreams.responses[200],
-    run: ({ db, boss, principal }, args) =>
-      getWorkoutStreams({ db, boss, decoder: sharedFitDecoderPool() }, principal, args.id, args.maxPoints),
+    run: ({ db, boss, decoding, principal }, args) =>
+      getWorkoutStreams({ db, boss, decoding }, principal, args.id, args.maxPoints),
   }),
   defineTool({
     name: 'get_wellness',

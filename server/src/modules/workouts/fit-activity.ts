@@ -10,6 +10,7 @@
  * the records when they carry power, so every workout uses the same formula.
  */
 import { CrcCalculator, Decoder, Profile, Stream } from '@garmin/fitsdk';
+import { hasMoreDataMessagesThan } from './fit-message-count.ts';
 import { MAX_HELD_GAP_SECS, normalizedPower, perSecond } from './power-metrics.ts';
 
 export interface ActivitySummary {
@@ -72,8 +73,14 @@ export interface DecodedActivity {
   readonly device: DecodedDevice;
 }
 
-export type FitDecodeOutcome =
-  { readonly ok: true; readonly activity: DecodedActivity } | { readonly ok: false; readonly reason: string };
+/** A file the decoder refuses; `tooManyRecords` when it holds more data messages than allowed. */
+export interface FitRefusal {
+  readonly ok: false;
+  readonly reason: string;
+  readonly tooManyRecords?: true;
+}
+
+export type FitDecodeOutcome = { readonly ok: true; readonly activity: DecodedActivity } | FitRefusal;
 
 export type FitStreamsOutcome =
   | {
@@ -81,7 +88,12 @@ export type FitStreamsOutcome =
       /** `ActivityStreams` as JSON, built in the worker so the event loop never serialises it. */
       readonly streamsJson: string;
     }
-  | { readonly ok: false; readonly reason: string };
+  | FitRefusal;
+
+export interface FitDecodeOptions {
+  /** Most data messages (records, laps, events, …) a file may hold; checked before the decoder builds any. */
+  readonly maxRecords: number;
+}
 
 /** FIT positions are semicircles: 2^31 of them make 180 degrees (FIT SDK, "position" fields). */
 const DEGREES_PER_SEMICIRCLE = 180 / 2 ** 31;
@@ -219,10 +231,14 @@ function streamOf(bytes: Uint8Array): Stream {
  * errors ("CRC error", "end of stream at byte N", "input is not a FIT file");
  * `headerIntact` adds the header checks of `checkIntegrity()`.
  */
-function readFit(bytes: Uint8Array): { ok: true; messages: FitMessages } | { ok: false; reason: string } {
+function readFit(bytes: Uint8Array, options: FitDecodeOptions): { ok: true; messages: FitMessages } | FitRefusal {
   const stream = streamOf(bytes);
   if (!Decoder.isFIT(stream)) {
     return { ok: false, reason: 'input is not a FIT file (no ".FIT" file header)' };
+  }
+  // Before the decoder makes an object per message: a file of millions of tiny records fails here, in milliseconds.
+  if (hasMoreDataMessagesThan(bytes, options.maxRecords)) {
+    return { ok: false, reason: `the file holds more than ${options.maxRecords} records`, tooManyRecords: true };
   }
   const { messages, errors } = new Decoder(stream).read(LEAN_READ);
   const error = errors[0];
@@ -237,14 +253,14 @@ function readFit(bytes: Uint8Array): { ok: true; messages: FitMessages } | { ok:
 }
 
 /** The workout record of a FIT activity file: summary, laps, device. */
-export function decodeFitActivity(bytes: Uint8Array): FitDecodeOutcome {
-  const read = readFit(bytes);
+export function decodeFitActivity(bytes: Uint8Array, options: FitDecodeOptions): FitDecodeOutcome {
+  const read = readFit(bytes, options);
   return read.ok ? summarizeMessages(read.messages) : read;
 }
 
 /** The time series of a FIT activity file (its records), for `GET /api/workouts/{id}/streams`. */
-export function decodeFitStreams(bytes: Uint8Array): FitStreamsOutcome {
-  const read = readFit(bytes);
+export function decodeFitStreams(bytes: Uint8Array, options: FitDecodeOptions): FitStreamsOutcome {
+  const read = readFit(bytes, options);
   if (!read.ok) return read;
   const activity = activityOf(read.messages);
   if (!activity.ok) return activity;
@@ -261,7 +277,7 @@ interface ActivityParts {
 }
 
 /** The messages an activity is made of, and its start: the time every stream counts from. */
-function activityOf(messages: FitMessages): ActivityParts | { ok: false; reason: string } {
+function activityOf(messages: FitMessages): ActivityParts | FitRefusal {
   const fileId = messages['fileIdMesgs']?.[0];
   const fileType = fileId?.['type'];
   if (fileType !== undefined && fileType !== 'activity') {

@@ -14,7 +14,10 @@ if (!port) throw new Error('fit-decode.worker.ts runs only as a worker thread');
 port.on('message', (task: DecodeTask) => {
   let reply: DecodeReply;
   try {
-    const outcome = task.kind === 'streams' ? decodeFitStreams(task.bytes) : decodeFitActivity(task.bytes);
+    const outcome =
+      task.kind === 'streams'
+        ? decodeFitStreams(task.bytes, task.options)
+        : decodeFitActivity(task.bytes, task.options);
     reply = { id: task.id, outcome };
   } catch (error) {
     // A bug in our summary code, not a bad file: the pool turns it into a 500.

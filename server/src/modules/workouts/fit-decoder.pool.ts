@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
+import type { FitDecodeOptions, FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
 
 /**
  * A small pool of worker threads that decode FIT files, so a 10-hour file
@@ -10,8 +10,10 @@ import type { FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
  * (and a local PostgreSQL): with a worker on every CPU, concurrent uploads
  * starve the requests the workers exist to protect (`npm run bench`,
  * uploads: GET /api/profile p99 while 4 uploads run). Started on first use;
- * tasks beyond that wait in a queue. Workers are `unref()`ed: an idle pool
- * never keeps the process alive, so it needs no shutdown hook.
+ * tasks beyond that wait in a queue, which this pool does not bound: its
+ * callers do (fit-decode-queue.ts admits files by count, bytes and user
+ * before they are read). Workers are `unref()`ed: an idle pool never keeps
+ * the process alive, so it needs no shutdown hook.
  */
 
 /** `activity`: the workout record (upload); `streams`: the time series (first read of the streams). */
@@ -20,6 +22,13 @@ export interface DecodeTask {
   readonly id: number;
   readonly kind: DecodeKind;
   readonly bytes: Uint8Array;
+  readonly options: FitDecodeOptions;
+}
+
+/** What one decode may spend: data messages in the file (checked in the worker) and time. */
+export interface DecodeLimits extends FitDecodeOptions {
+  /** A decode running longer than this is abandoned and its worker replaced. */
+  readonly timeoutMs: number;
 }
 export type DecodeOutcome = FitDecodeOutcome | FitStreamsOutcome;
 export type DecodeReply =
@@ -28,8 +37,6 @@ export type DecodeReply =
 export interface FitDecoderPoolOptions {
   /** Worker threads at most; default `os.availableParallelism() - 1`, at least 1. */
   readonly size?: number;
-  /** A decode running longer than this is abandoned and its worker replaced. */
-  readonly timeoutMs?: number;
   /** V8 old-space cap per worker: a hostile file fails alone instead of exhausting the process. */
   readonly maxOldGenerationSizeMb?: number;
   /**
@@ -43,11 +50,23 @@ export interface FitDecoderPoolOptions {
 
 /** The file could not be decoded within the pool's limits (time, memory): the file's fault, not ours. */
 export class FitDecoderError extends Error {
-  override readonly name = 'FitDecoderError';
+  override readonly name: string = 'FitDecoderError';
+}
+
+/** The decode ran out of its time (`DecodeLimits.timeoutMs`); its worker was replaced. */
+export class FitDecodeTimeoutError extends FitDecoderError {
+  override readonly name = 'FitDecodeTimeoutError';
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    super(`decoding took longer than ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
 }
 
 interface Pending {
   readonly task: DecodeTask;
+  readonly timeoutMs: number;
   readonly transfer: ArrayBuffer[];
   readonly resolve: (outcome: DecodeOutcome) => void;
   readonly reject: (error: Error) => void;
@@ -77,7 +96,6 @@ function workerExecArgv(): string[] {
 
 export class FitDecoderPool {
   readonly size: number;
-  private readonly timeoutMs: number;
   private readonly maxOldGenerationSizeMb: number;
   private readonly maxYoungGenerationSizeMb: number;
   private readonly slots: Slot[] = [];
@@ -87,7 +105,6 @@ export class FitDecoderPool {
 
   constructor(options: FitDecoderPoolOptions = {}) {
     this.size = Math.max(1, options.size ?? os.availableParallelism() - 1);
-    this.timeoutMs = options.timeoutMs ?? 60_000;
     this.maxOldGenerationSizeMb = options.maxOldGenerationSizeMb ?? 512;
     this.maxYoungGenerationSizeMb = options.maxYoungGenerationSizeMb ?? 16;
   }
@@ -95,25 +112,32 @@ export class FitDecoderPool {
   /**
    * The workout record of a file, decoded in a worker. Resolves with the
    * outcome (a bad file is an outcome);
-   * rejects with a `FitDecoderError` when the worker ran out of time or memory
-   * on it, with a plain `Error` when our own code failed.
+   * rejects with a `FitDecodeTimeoutError` when the worker ran out of time on
+   * it, a `FitDecoderError` when it ran out of memory, with a plain `Error`
+   * when our own code failed.
    */
-  decodeActivity(bytes: Uint8Array): Promise<FitDecodeOutcome> {
-    return this.run('activity', bytes) as Promise<FitDecodeOutcome>;
+  decodeActivity(bytes: Uint8Array, limits: DecodeLimits): Promise<FitDecodeOutcome> {
+    return this.run('activity', bytes, limits) as Promise<FitDecodeOutcome>;
   }
 
   /** The streams of a file; rejects like `decodeActivity`. */
-  decodeStreams(bytes: Uint8Array): Promise<FitStreamsOutcome> {
-    return this.run('streams', bytes) as Promise<FitStreamsOutcome>;
+  decodeStreams(bytes: Uint8Array, limits: DecodeLimits): Promise<FitStreamsOutcome> {
+    return this.run('streams', bytes, limits) as Promise<FitStreamsOutcome>;
   }
 
-  private run(kind: DecodeKind, bytes: Uint8Array): Promise<DecodeOutcome> {
+  private run(kind: DecodeKind, bytes: Uint8Array, limits: DecodeLimits): Promise<DecodeOutcome> {
     if (this.closed) return Promise.reject(new FitDecoderError('the FIT decoder pool is closed'));
     // A private copy that can be moved to the worker without copying again;
     // the caller keeps its own bytes to store.
     const copy = new Uint8Array(bytes);
     return new Promise((resolve, reject) => {
-      this.queue.push({ task: { id: this.nextId++, kind, bytes: copy }, transfer: [copy.buffer], resolve, reject });
+      this.queue.push({
+        task: { id: this.nextId++, kind, bytes: copy, options: { maxRecords: limits.maxRecords } },
+        timeoutMs: limits.timeoutMs,
+        transfer: [copy.buffer],
+        resolve,
+        reject,
+      });
       this.dispatch();
     });
   }
@@ -122,7 +146,9 @@ export class FitDecoderPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const pending of this.queue.splice(0)) pending.reject(new FitDecoderError('the FIT decoder pool closed'));
-    await Promise.all(this.slots.splice(0).map((slot) => this.retire(slot, 'the FIT decoder pool closed')));
+    await Promise.all(
+      this.slots.splice(0).map((slot) => this.retire(slot, new FitDecoderError('the FIT decoder pool closed'))),
+    );
   }
 
   private dispatch(): void {
@@ -132,8 +158,8 @@ export class FitDecoderPool {
       if (!slot) return;
       const pending = this.queue.shift() as Pending;
       const timer = setTimeout(() => {
-        void this.retire(slot, `decoding took longer than ${this.timeoutMs} ms`);
-      }, this.timeoutMs);
+        void this.retire(slot, new FitDecodeTimeoutError(pending.timeoutMs));
+      }, pending.timeoutMs);
       timer.unref();
       slot.current = { ...pending, timer };
       slot.worker.ref();
@@ -163,24 +189,24 @@ export class FitDecoderPool {
       this.dispatch();
     });
     worker.on('error', (error: Error) => {
-      void this.retire(slot, `the FIT decoder worker crashed: ${error.message}`);
+      void this.retire(slot, new FitDecoderError(`the FIT decoder worker crashed: ${error.message}`));
     });
     worker.on('exit', () => {
-      void this.retire(slot, 'the FIT decoder worker exited');
+      void this.retire(slot, new FitDecoderError('the FIT decoder worker exited'));
     });
     this.slots.push(slot);
     return slot;
   }
 
   /** Take a worker out of the pool, failing its task; queued tasks go to a fresh worker. */
-  private async retire(slot: Slot, reason: string): Promise<void> {
+  private async retire(slot: Slot, reason: FitDecoderError): Promise<void> {
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
     const current = slot.current;
     slot.current = undefined;
     if (current) {
       clearTimeout(current.timer);
-      current.reject(new FitDecoderError(reason));
+      current.reject(reason);
     }
     await slot.worker.terminate();
     if (!this.closed) this.dispatch();

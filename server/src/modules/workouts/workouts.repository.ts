@@ -192,13 +192,17 @@ export async function findWorkoutStreams(
   db: DbOrTrx,
   userId: string,
   id: string,
-): Promise<{ startTime: Date; streamsJson: string | null } | undefined> {
+): Promise<{ startTime: Date; fileSize: number; streamsJson: string | null } | undefined> {
   return (
     db
       .selectFrom('workouts')
       .leftJoin('workoutStreams', 'workoutStreams.workoutId', 'workouts.id')
       // As text: the service parses it once.
-      .select(['workouts.startTime', sql<string | null>`workout_streams.streams::text`.as('streamsJson')])
+      .select([
+        'workouts.startTime',
+        'workouts.fileSize',
+        sql<string | null>`workout_streams.streams::text`.as('streamsJson'),
+      ])
       .where('workouts.userId', '=', userId)
       .where('workouts.id', '=', id)
       .executeTakeFirst()

@@ -5,8 +5,9 @@ import { resolveDatePage } from '../../lib/date-range.ts';
 import { localDateOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
-import type { DecodedActivity } from './fit-activity.ts';
-import { FitDecoderError, type FitDecoderPool } from './fit-decoder.pool.ts';
+import type { DecodedActivity, FitRefusal } from './fit-activity.ts';
+import type { DecodeTicket, FitDecodeQueue } from './fit-decode-queue.ts';
+import { FitDecodeTimeoutError, FitDecoderError } from './fit-decoder.pool.ts';
 import { trainingStressScore } from './power-metrics.ts';
 import { downsampleStreams, type StoredStreams } from './workout-streams.ts';
 import {
@@ -36,11 +37,24 @@ export interface FitUpload {
   /** Absent when the form did not send a (non-empty) `name`. */
   readonly name: string | undefined;
   readonly metadata: Record<string, unknown> | undefined;
+  /** Its place in the decode queue, taken before the body was read (`admitFitUpload`). */
+  readonly ticket: DecodeTicket;
 }
 
 export interface WorkoutsDeps extends AnalyticsInputDeps {
   readonly db: Db;
-  readonly decoder: FitDecoderPool;
+  readonly decoding: FitDecodeQueue;
+}
+
+/**
+ * A place in the decode queue for an upload of at most `bytes` bytes, taken
+ * before its body is read: 429 `fit_decode_in_progress` while another file
+ * of the user is being processed, 503 `fit_decode_queue_full` when the
+ * process holds as many files or bytes as it may (fit-decode-queue.ts). The
+ * caller releases it when the request ends.
+ */
+export function admitFitUpload(decoding: FitDecodeQueue, principal: TokenPrincipal, bytes: number): DecodeTicket {
+  return decoding.admit(principal.userId, bytes);
 }
 
 export interface WorkoutUploadResult {
@@ -83,7 +97,7 @@ export async function uploadFitWorkout(
 
   // The user's FTP (for the training stress) is read while the worker decodes.
   const [activity, user] = await Promise.all([
-    decodeOrRefuse(deps.decoder, upload.bytes),
+    decodeOrRefuse(upload.ticket, upload.bytes),
     findUserById(deps.db, principal.userId),
   ]);
   const localStart = localStartOf(activity, principal.timeZone);
@@ -133,17 +147,38 @@ export async function uploadFitWorkout(
 }
 
 /** Decoded in the worker pool; a file the decoder refuses, or that exhausts a worker's time or memory, is a 422. */
-async function decodeOrRefuse(decoder: FitDecoderPool, bytes: Uint8Array): Promise<DecodedActivity> {
-  const outcome = await decoder.decodeActivity(bytes).catch((error: unknown) => {
-    throw error instanceof FitDecoderError ? refusal(error.message) : error;
+async function decodeOrRefuse(ticket: DecodeTicket, bytes: Uint8Array): Promise<DecodedActivity> {
+  const outcome = await ticket.decodeActivity(bytes).catch((error: unknown) => {
+    throw asRefusal(ticket, error);
   });
-  if (!outcome.ok) throw refusal(outcome.reason);
+  if (!outcome.ok) throw refusal(ticket, outcome);
   return outcome.activity;
 }
 
-function refusal(reason: string): AppError {
-  return new AppError('unprocessable', `The file is not a valid FIT activity: ${reason}.`, {
-    errors: [{ path: 'file', message: reason }],
+/** A worker that ran out of time (`fit_decode_timeout`) or memory (`unprocessable`) on the file; other errors are ours. */
+function asRefusal(ticket: DecodeTicket, error: unknown): unknown {
+  if (error instanceof FitDecodeTimeoutError) {
+    const secs = Math.round(ticket.limits.timeoutMs / 100) / 10;
+    return new AppError(
+      'fit_decode_timeout',
+      `Reading this FIT file took longer than ${secs} s, the most this server spends on one file; nothing was stored.`,
+      { errors: [{ path: 'file', message: `decoding took longer than ${ticket.limits.timeoutMs} ms` }] },
+    );
+  }
+  return error instanceof FitDecoderError ? refusal(ticket, { ok: false, reason: error.message }) : error;
+}
+
+function refusal(ticket: DecodeTicket, outcome: FitRefusal): AppError {
+  if (outcome.tooManyRecords) {
+    const limit = ticket.limits.maxRecords;
+    return new AppError(
+      'fit_too_many_records',
+      `The file holds more than ${limit.toLocaleString('en')} records, the most this server reads from one file (a week recorded every second is about 605,000); nothing was stored. Split the activity, or record less often.`,
+      { errors: [{ path: 'file', message: `more than ${limit} records` }] },
+    );
+  }
+  return new AppError('unprocessable', `The file is not a valid FIT activity: ${outcome.reason}.`, {
+    errors: [{ path: 'file', message: outcome.reason }],
   });
 }
 
@@ -262,7 +297,9 @@ export async function getWorkoutFile(db: Db, principal: TokenPrincipal, id: stri
 
 /**
  * The time series of a workout, decoded from the original file in the worker
- * pool on first read and kept for later reads; down-sampled on request.
+ * pool on first read and kept for later reads; down-sampled on request. The
+ * first read goes through the decode queue like an upload (same bounds:
+ * 429/503 before the file is loaded, 422 for too many records or too long).
  */
 export async function getWorkoutStreams(
   deps: WorkoutsDeps,
@@ -274,13 +311,12 @@ export async function getWorkoutStreams(
   if (!found) throw notFound();
   let streamsJson = found.streamsJson;
   if (streamsJson === null) {
-    const file = await findWorkoutFile(deps.db, principal.userId, id);
-    if (!file) throw notFound();
-    const outcome = await deps.decoder.decodeStreams(file.bytes);
-    // The file decoded when it was uploaded; failing now is our fault, not the caller's.
-    if (!outcome.ok) throw new Error(`stored FIT file of workout ${id} no longer decodes: ${outcome.reason}`);
-    streamsJson = outcome.streamsJson;
-    await cacheWorkoutStreams(deps.db, { workoutId: id, userId: principal.userId, streamsJson });
+    const ticket = deps.decoding.admit(principal.userId, found.fileSize);
+    try {
+      streamsJson = await decodeStoredStreams(deps, principal, id, ticket);
+    } finally {
+      ticket.release();
+    }
   }
   const streams = JSON.parse(streamsJson) as StoredStreams;
   const sampled = maxPoints === undefined ? streams : downsampleStreams(streams, maxPoints);
@@ -291,6 +327,25 @@ export async function getWorkoutStreams(
     originalPoints: streams.time.length,
     ...sampled,
   };
+}
+
+async function decodeStoredStreams(
+  deps: WorkoutsDeps,
+  principal: TokenPrincipal,
+  id: string,
+  ticket: DecodeTicket,
+): Promise<string> {
+  const file = await findWorkoutFile(deps.db, principal.userId, id);
+  if (!file) throw notFound();
+  const outcome = await ticket.decodeStreams(file.bytes).catch((error: unknown) => {
+    throw asRefusal(ticket, error);
+  });
+  // A file stored before the record limit was lowered: refused like an upload.
+  if (!outcome.ok && outcome.tooManyRecords) throw refusal(ticket, outcome);
+  // The file decoded when it was uploaded; failing now is our fault, not the caller's.
+  if (!outcome.ok) throw new Error(`stored FIT file of workout ${id} no longer decodes: ${outcome.reason}`);
+  await cacheWorkoutStreams(deps.db, { workoutId: id, userId: principal.userId, streamsJson: outcome.streamsJson });
+  return outcome.streamsJson;
 }
 
 export async function removeWorkout(deps: AnalyticsInputDeps, principal: TokenPrincipal, id: string): Promise<void> {
