@@ -4,14 +4,24 @@ import type { User } from '../../db/tables.ts';
 import { AppError, formatIssuePath } from '../../errors.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../lib/crypto.ts';
 import { isValidTimeZone } from '../../lib/dates.ts';
-import { countUsers, findUserByEmail, insertUser, lockUserCreation } from './user.repository.ts';
+import { findUserByEmail, insertUser, lockUserCreation } from './user.repository.ts';
+import {
+  COMMON_PASSWORD_MESSAGE,
+  isCommonPassword,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+} from './password-policy.ts';
 
 export const NewAccountSchema = z.object({
   email: z
     .email()
     .max(254)
     .transform((email) => email.trim()),
-  password: z.string().min(8, 'must be at least 8 characters').max(1024),
+  password: z
+    .string()
+    .min(PASSWORD_MIN_LENGTH, `must be at least ${PASSWORD_MIN_LENGTH} characters`)
+    .max(PASSWORD_MAX_LENGTH)
+    .refine((password) => !isCommonPassword(password), COMMON_PASSWORD_MESSAGE),
   name: z.string().trim().min(1).max(200).optional(),
   timeZone: z.string().refine(isValidTimeZone, 'must be an IANA time zone such as Europe/Berlin').optional(),
   admin: z.boolean().optional(),
@@ -19,8 +29,11 @@ export const NewAccountSchema = z.object({
 export type NewAccount = z.input<typeof NewAccountSchema>;
 
 /**
- * Create an account. The first account of a deployment becomes its admin
- * (docs/design.md §3 "Identity and accounts"); `admin: true` makes any account one.
+ * Create an account: a plain user unless `admin: true`, which only the
+ * operator's CLI passes (`user:create --admin`). Public sign-up never makes an
+ * admin, not even the first account of a deployment: on a server reachable
+ * from the internet a stranger could be first (docs/design.md §3 "Identity
+ * and accounts").
  */
 export async function createUser(db: Db, input: NewAccount): Promise<User> {
   const parsed = NewAccountSchema.safeParse(input);
@@ -38,12 +51,11 @@ export async function createUser(db: Db, input: NewAccount): Promise<User> {
         errors: [{ path: 'email', message: 'already registered' }],
       });
     }
-    const isFirst = (await countUsers(trx)) === 0;
     return insertUser(trx, {
       email: account.email,
       passwordHash,
       name: account.name ?? null,
-      role: account.admin === true || isFirst ? 'admin' : 'user',
+      role: account.admin === true ? 'admin' : 'user',
       ...(account.timeZone ? { timeZone: account.timeZone } : {}),
     });
   });
