@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
 import { AppError, formatIssuePath } from '../../errors.ts';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../../lib/crypto.ts';
+import { hashPassword } from '../../lib/crypto.ts';
 import { isValidTimeZone } from '../../lib/dates.ts';
 import { findUserByEmail, insertUser, lockUserCreation } from './user.repository.ts';
 import {
@@ -59,16 +59,4 @@ export async function createUser(db: Db, input: NewAccount): Promise<User> {
       ...(account.timeZone ? { timeZone: account.timeZone } : {}),
     });
   });
-}
-
-/**
- * Check an e-mail and password. Unknown e-mail, wrong password and inactive
- * account all answer `undefined` after the same scrypt work, so the response
- * time does not tell which accounts exist.
- */
-export async function authenticateUser(db: Db, email: string, password: string): Promise<User | undefined> {
-  const user = await findUserByEmail(db, email);
-  const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-  if (!user || !valid || !user.active) return undefined;
-  return user;
 }
