@@ -241,7 +241,7 @@ describe('a user picking a common password', () => {
 describe('a stranger signing up first on a fresh deployment', () => {
   let fresh: TestServer;
   beforeAll(async () => {
-    fresh = await startTestServer();
+    fresh = await startTestServer({ PACER_MCP_DCR_OWNER_EMAIL: 'assistants@example.test' });
   });
   afterAll(async () => {
     await fresh.stop();
@@ -262,6 +262,13 @@ describe('a stranger signing up first on a fresh deployment', () => {
     });
     expect(registration.status).toBe(503);
     expect(await fresh.db.selectFrom('oauthClients').where('kind', '=', 'dcr').execute()).toHaveLength(0);
+  });
+
+  it('cannot sign up first with the address PACER_MCP_DCR_OWNER_EMAIL names, to own every registered client (400)', async () => {
+    const res = await signUp(fresh.url, { email: 'Assistants@Example.test', password: 'a long password' });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('reserved for this server');
+    expect(await fresh.db.selectFrom('users').where('email', 'ilike', 'assistants@example.test').execute()).toEqual([]);
   });
 
   it('does not take the admin role from an operator-made admin, who keeps it', async () => {

@@ -5,7 +5,7 @@ import type { User } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import { signInWithPassword, type SignInDeps } from '../../modules/accounts/login.service.ts';
-import { createUser } from '../../modules/accounts/user.service.ts';
+import { signUp } from '../../modules/accounts/user.service.ts';
 import { endSession, resolveSession, SESSION_TTL_MS, startSession } from '../../modules/accounts/session.service.ts';
 import { consumeRateLimit, rateLimitHeaders } from '../../modules/rate-limit/rate-limit.service.ts';
 import { clientIpOf } from '../client-address.ts';
@@ -233,7 +233,11 @@ async function signup(deps: PageDeps, req: Request, res: Response): Promise<void
     return;
   }
   try {
-    const user = await createUser(deps.db, { email, password: formText(req, 'password'), name });
+    const user = await signUp(
+      deps.db,
+      { email, password: formText(req, 'password'), name },
+      { reservedEmails: [deps.config.mcp.dcrOwnerEmail] },
+    );
     await signIn(deps, req, res, user, next);
   } catch (error) {
     if (!(error instanceof AppError) || (error.code !== 'validation_failed' && error.code !== 'conflict')) throw error;

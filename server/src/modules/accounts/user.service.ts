@@ -60,3 +60,24 @@ export async function createUser(db: Db, input: NewAccount): Promise<User> {
     });
   });
 }
+
+export interface SignUpOptions {
+  /**
+   * Addresses public sign-up must not take: `PACER_MCP_DCR_OWNER_EMAIL`. Sign-up
+   * does not prove an address, so a stranger who signed up first with the one
+   * the operator configured would own every dynamically registered client;
+   * the operator creates that account with `user:create`.
+   */
+  readonly reservedEmails: readonly (string | undefined)[];
+}
+
+/** Public sign-up (`POST /signup`): a plain user, never on a reserved address. */
+export async function signUp(db: Db, input: Omit<NewAccount, 'admin'>, options: SignUpOptions): Promise<User> {
+  const email = input.email.trim().toLowerCase();
+  if (options.reservedEmails.some((reserved) => reserved?.trim().toLowerCase() === email)) {
+    throw new AppError('validation_failed', 'The account details are invalid.', {
+      errors: [{ path: 'email', message: "is reserved for this server's operator" }],
+    });
+  }
+  return createUser(db, { ...input, admin: false });
+}
