@@ -107,6 +107,11 @@ const EnvSchema = z.object({
   PACER_RATE_LIMIT_IP_PER_MINUTE: perMinute(1200),
   PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),
   PACER_DCR_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(20),
+  PACER_SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(10),
+  PACER_LOGIN_ACCOUNT_FREE_ATTEMPTS: z.coerce.number().int().min(0).default(5),
+  PACER_LOGIN_ADDRESS_FREE_ATTEMPTS: z.coerce.number().int().min(0).default(20),
+  PACER_LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(30),
+  PACER_LOGIN_LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).default(900),
   PACER_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   // Check every REST answer against the contract before sending it (the test suite does; see http/response-check.ts).
   PACER_CHECK_RESPONSES: flag(false),
@@ -180,6 +185,19 @@ export interface Config {
     readonly uploads: number;
     /** Dynamic client registrations per IP per hour (RFC 7591 endpoint). */
     readonly dcrRegistrationsPerHour: number;
+    /** Sign-ups (`POST /signup`) per client address per hour. */
+    readonly signupsPerHour: number;
+  };
+  /** Sign-in throttling (modules/accounts/login.service.ts). */
+  readonly login: {
+    /** Attempts per account before it locks; 0 = no per-account limit. */
+    readonly accountFreeAttempts: number;
+    /** Attempts per client address before it locks; 0 = no per-address limit. */
+    readonly addressFreeAttempts: number;
+    /** The first lockout; each further attempt counted past the free ones doubles it. */
+    readonly lockoutSecs: number;
+    /** No lockout is longer than this. */
+    readonly maxLockoutSecs: number;
   };
   readonly shutdownTimeoutMs: number;
   /** Answers that disagree with the contract fail with 500 instead of going out (tests). */
@@ -275,6 +293,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perIp: e.PACER_RATE_LIMIT_IP_PER_MINUTE,
       uploads: e.PACER_RATE_LIMIT_UPLOADS_PER_MINUTE,
       dcrRegistrationsPerHour: e.PACER_DCR_RATE_LIMIT_PER_HOUR,
+      signupsPerHour: e.PACER_SIGNUP_RATE_LIMIT_PER_HOUR,
+    },
+    login: {
+      accountFreeAttempts: e.PACER_LOGIN_ACCOUNT_FREE_ATTEMPTS,
+      addressFreeAttempts: e.PACER_LOGIN_ADDRESS_FREE_ATTEMPTS,
+      lockoutSecs: e.PACER_LOGIN_LOCKOUT_SECONDS,
+      maxLockoutSecs: Math.max(e.PACER_LOGIN_LOCKOUT_MAX_SECONDS, e.PACER_LOGIN_LOCKOUT_SECONDS),
     },
     shutdownTimeoutMs: e.PACER_SHUTDOWN_TIMEOUT_MS,
     checkResponses: e.PACER_CHECK_RESPONSES,

@@ -26,7 +26,25 @@ function pacer(...args: string[]): Promise<CommandResult> {
 const json = (result: CommandResult) => JSON.parse(result.stdout) as Record<string, unknown>;
 
 describe('operator CLI', () => {
-  it('user:create makes the first user an admin and later ones plain users', async () => {
+  it('app:create without --owner fails with one line naming user:create --admin while there is no admin', async () => {
+    const plain = await pacer('user:create', '--email', 'first@example.test', '--password', 'long password', '--json');
+    expect(json(plain)).toMatchObject({ email: 'first@example.test', role: 'user' });
+    const orphan = await pacer('app:create', '--name', 'Orphan', '--redirect-uri', 'https://orphan.example.test/cb');
+    expect(orphan.code).toBe(1);
+    expect(orphan.stderr.trim().split('\n')).toHaveLength(1);
+    expect(orphan.stderr).toContain('user:create --admin');
+    expect(await server.db.selectFrom('oauthClients').where('name', '=', 'Orphan').execute()).toHaveLength(0);
+  });
+
+  it('user:create refuses a common password, saying why', async () => {
+    for (const password of ['password', '12345678', 'Password1']) {
+      const result = await pacer('user:create', '--email', 'weak@example.test', '--password', password, '--admin');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('most common passwords');
+    }
+  });
+
+  it('user:create --admin makes an admin and plain user:create a plain user', async () => {
     const first = await pacer(
       'user:create',
       '--email',
@@ -35,6 +53,7 @@ describe('operator CLI', () => {
       'long password',
       '--name',
       'Coach',
+      '--admin',
       '--json',
     );
     expect(first.code).toBe(0);

@@ -482,8 +482,8 @@ describe('owner of registered clients (specification §4.2)', () => {
       PACER_MCP_DCR_OWNER_EMAIL: 'nobody@example.test',
     });
     try {
-      // The first account becomes admin; deactivated, it owns nothing.
-      const former = await makeUser(lonely.db);
+      // An admin, deactivated, owns nothing.
+      const former = await makeUser(lonely.db, { admin: true });
       await lonely.db.updateTable('users').set({ active: false }).where('id', '=', former.id).execute();
       const res = await register<RegistrationFailure>(lonely.url, {
         client_name: 'Orphan',

@@ -22,6 +22,11 @@ export class CookieJar {
     return this.cookies.get(name);
   }
 
+  /** A cookie the browser kept from earlier (e.g. a device cookie from another jar). */
+  set(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
   header(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }

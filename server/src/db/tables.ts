@@ -226,6 +226,14 @@ export interface RateLimitCountersTable {
   expiresAt: Timestamp;
 }
 
+/** Sign-in attempts counted against one account or one client address (modules/accounts/login-throttle.service.ts). */
+export interface LoginThrottlesTable {
+  key: string;
+  attempts: number;
+  lockedUntil: Timestamp | null;
+  lastAttemptAt: DefaultedTimestamp;
+}
+
 /**
  * One Idempotency-Key of a REST write, scoped to (user, app). `inProgress`
  * while the first request runs; `completed` once its response is stored.
@@ -340,6 +348,7 @@ export interface Database {
   nutritionLogs: NutritionLogsTable;
   nutritionItems: NutritionItemsTable;
   rateLimitCounters: RateLimitCountersTable;
+  loginThrottles: LoginThrottlesTable;
   idempotencyKeys: IdempotencyKeysTable;
   plannedWorkouts: PlannedWorkoutsTable;
   workouts: WorkoutsTable;

@@ -36,6 +36,7 @@ import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts
 import { developerPages } from './pages/developer.pages.ts';
 import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
+import { configureCsrf } from './pages/csrf.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
 import { requestContext } from './request-context.ts';
 import { checkingResponses } from './response-check.ts';
@@ -71,6 +72,7 @@ export function createApp(appDeps: AppDeps): Express {
   app.disable('x-powered-by');
   // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
   app.set('trust proxy', deps.config.trustProxy);
+  configureCsrf(app, deps.secretBox, deps.config.secureCookies);
   app.use(requestContext(deps.logger));
   app.use(healthRoutes(deps));
   mountRestApi(app, deps);

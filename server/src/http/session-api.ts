@@ -3,8 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { User } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
-import { safeEqual } from '../lib/crypto.ts';
-import { CSRF_COOKIE, readCookie } from './pages/cookies.ts';
+import { csrfTokenMatches, secureOf } from './pages/csrf.ts';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -25,11 +24,12 @@ export function sessionUserOf(locals: Record<string, unknown>): User {
   return user;
 }
 
-/** Double-submit CSRF for the JSON API's writes: `X-CSRF-Token` must equal the `pacer_csrf` cookie. */
+/**
+ * CSRF for the JSON API's writes: `X-CSRF-Token` must be the session's token
+ * (pages/csrf.ts), which the portal's pages leave in the `pacer_csrf` cookie.
+ */
 export const requireCsrfHeader: RequestHandler = (req, _res, next) => {
-  const cookie = readCookie(req, CSRF_COOKIE);
-  const header = headerValue(req.headers['x-csrf-token']);
-  if (cookie && header && safeEqual(cookie, header)) {
+  if (csrfTokenMatches(req, headerValue(req.headers['x-csrf-token']), secureOf(req))) {
     next();
     return;
   }

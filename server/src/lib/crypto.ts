@@ -1,4 +1,6 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import pLimit from 'p-limit';
 
 /**
  * scrypt parameters: N=2^15, r=8, p=1 (the interactive-login setting of
@@ -7,7 +9,34 @@ import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } 
 const SCRYPT = { N: 32_768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const KEY_LENGTH = 64;
 
-function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+/**
+ * Which queue a password hash waits in. Each scrypt call takes a libuv pool
+ * thread and a core for tens of milliseconds; unbounded, 50 concurrent
+ * sign-ins fill the pool (4 threads) and every other hash, file read and DNS
+ * lookup waits behind them. So hashes run in two bounded lanes of half the
+ * cores each: `shared` for everyone, and `trusted` for sign-ins from a
+ * browser that signed in to that account before (a device cookie, see
+ * login.service.ts), which therefore never queue behind an attack.
+ */
+export type HashLane = 'shared' | 'trusted';
+
+const LANE_CONCURRENCY = Math.max(1, Math.floor(availableParallelism() / 2));
+const lanes: Record<HashLane, ReturnType<typeof pLimit>> = {
+  shared: pLimit(LANE_CONCURRENCY),
+  trusted: pLimit(LANE_CONCURRENCY),
+};
+
+/** How many hashes of `lane` run now, how many wait, and the bound on the former. */
+export function hashLaneLoad(lane: HashLane): { active: number; pending: number; concurrency: number } {
+  const limit = lanes[lane];
+  return { active: limit.activeCount, pending: limit.pendingCount, concurrency: limit.concurrency };
+}
+
+function scryptAsync(password: string, salt: Buffer, options: ScryptOptions, lane: HashLane): Promise<Buffer> {
+  return lanes[lane](() => scryptNow(password, salt, options));
+}
+
+function scryptNow(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, options, (error, key) => {
       if (error) reject(error);
@@ -19,20 +48,25 @@ function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Pr
 /** `scrypt$N$r$p$salt$hash` (base64url parts), self-describing so the cost can rise later. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, SCRYPT);
+  const key = await scryptAsync(password, salt, SCRYPT, 'shared');
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword(password: string, stored: string, lane: HashLane = 'shared'): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT.maxmem,
-  });
+  const actual = await scryptAsync(
+    password,
+    Buffer.from(salt, 'base64url'),
+    {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: SCRYPT.maxmem,
+    },
+    lane,
+  );
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
@@ -52,6 +86,11 @@ export function generateSecret(prefix: string): string {
  */
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
+}
+
+/** HMAC-SHA256 of `message` under `key`, base64url: a value only the holder of the key can make. */
+export function hmacSha256(key: Buffer, message: string): string {
+  return createHmac('sha256', key).update(message).digest('base64url');
 }
 
 /** Constant-time comparison of two strings (false when lengths differ). */

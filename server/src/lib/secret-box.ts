@@ -14,16 +14,18 @@ import path from 'node:path';
  */
 export class SecretBox {
   private readonly key: Buffer;
+  private readonly material: string;
 
-  private constructor(key: Buffer) {
+  private constructor(key: Buffer, material: string) {
     this.key = key;
+    this.material = material;
   }
 
   /** From key material (at least 32 characters of it). */
   static fromKeyMaterial(material: string): SecretBox {
     if (material.length < 32) throw new Error('secret key material must be at least 32 characters');
     const key = Buffer.from(hkdfSync('sha256', material, 'pacer', 'pacer secret box v1', 32));
-    return new SecretBox(key);
+    return new SecretBox(key, material);
   }
 
   /**
@@ -48,6 +50,15 @@ export class SecretBox {
       if (attempt >= 50) throw new Error(`${file} does not hold a key (at least 32 characters)`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+  }
+
+  /**
+   * A key for one purpose (e.g. `csrf`, `device`), derived from the same key
+   * material with HKDF (RFC 5869) under its own label, so a value made for one
+   * purpose never passes for another and the sealing key is never reused.
+   */
+  macKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.material, 'pacer', `pacer ${purpose} mac v1`, 32));
   }
 
   seal(plaintext: string): string {

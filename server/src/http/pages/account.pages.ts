@@ -3,10 +3,14 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import { authenticateUser, createUser } from '../../modules/accounts/user.service.ts';
+import type { SecretBox } from '../../lib/secret-box.ts';
+import { signInWithPassword, type SignInDeps } from '../../modules/accounts/login.service.ts';
+import { signUp } from '../../modules/accounts/user.service.ts';
 import { endSession, resolveSession, SESSION_TTL_MS, startSession } from '../../modules/accounts/session.service.ts';
-import { clearCookie, readCookie, SESSION_COOKIE, setCookie } from './cookies.ts';
-import { csrfTokenFor } from './csrf.ts';
+import { consumeRateLimit, rateLimitHeaders } from '../../modules/rate-limit/rate-limit.service.ts';
+import { clientIpOf } from '../client-address.ts';
+import { clearCookie, DEVICE_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './cookies.ts';
+import { csrfTokenFor, setSessionCsrfCookie } from './csrf.ts';
 import { fieldErrorsOf, formPost, formText } from './forms.ts';
 import { csrfField, errorAlert, fieldError, html, page, postButton, type SafeHtml, sendPage } from './html.ts';
 
@@ -23,6 +27,14 @@ export interface PageDeps {
   readonly config: Config;
   readonly db: Db;
 }
+
+/** The account pages also make and check device cookies (login.service.ts), keyed by the server's secret. */
+export interface AccountPageDeps extends PageDeps {
+  readonly secretBox: SecretBox;
+}
+
+/** A device cookie lasts a year; signing in again renews it. */
+const DEVICE_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 
 /** Only same-site relative paths may be a post-login destination (no open redirect). */
 export function safeNextPath(value: unknown): string {
@@ -45,7 +57,7 @@ export const pageHeaders: RequestHandler = (_req, res, next) => {
 /** Loads the signed-in user (if any) into `res.locals.sessionUser`. */
 export function loadSession(deps: PageDeps): RequestHandler {
   return (req, res, next) => {
-    const token = readCookie(req, SESSION_COOKIE);
+    const token = readCookie(req, SESSION_COOKIE, deps.config.secureCookies);
     if (!token) {
       next();
       return;
@@ -138,10 +150,23 @@ function nextOf(req: Request): string {
 
 const csrfOf = (deps: PageDeps, req: Request, res: Response) => csrfTokenFor(req, res, deps.config.secureCookies);
 
-async function signIn(deps: PageDeps, res: Response, user: User, next: string): Promise<void> {
+/** Start a session, and leave the CSRF token bound to it in the browser for the next page's scripts. */
+async function signIn(deps: PageDeps, req: Request, res: Response, user: User, next: string): Promise<void> {
+  const secure = deps.config.secureCookies;
   const session = await startSession(deps.db, user.id);
-  setCookie(res, SESSION_COOKIE, session.token, { secure: deps.config.secureCookies, maxAgeMs: SESSION_TTL_MS });
+  setCookie(res, SESSION_COOKIE, session.token, { secure, maxAgeMs: SESSION_TTL_MS });
+  setSessionCsrfCookie(req, res, session.token, secure);
   res.redirect(303, next);
+}
+
+/** A refused attempt: 429 with `Retry-After`, the same whatever the password was. */
+function sendTooMany(res: Response, pageHtml: string, retryAfterSecs: number): void {
+  res.setHeader('Retry-After', String(retryAfterSecs));
+  sendPage(res, pageHtml, 429);
+}
+
+function waitText(seconds: number): string {
+  return seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
 }
 
 /** `GET /` and `GET /logout`: the home page, with Sign out for a signed-in user. */
@@ -155,26 +180,65 @@ function showLogin(deps: PageDeps, req: Request, res: Response): void {
   else sendPage(res, loginPage(csrfOf(deps, req, res), next, {}));
 }
 
-async function login(deps: PageDeps, req: Request, res: Response): Promise<void> {
+async function login(deps: PageDeps, signInDeps: SignInDeps, req: Request, res: Response): Promise<void> {
   const email = formText(req, 'email').trim();
   const password = formText(req, 'password');
   const next = nextOf(req);
-  const user = email && password ? await authenticateUser(deps.db, email, password) : undefined;
-  if (user) await signIn(deps, res, user, next);
-  else sendPage(res, loginPage(csrfOf(deps, req, res), next, { email, error: 'Wrong e-mail or password.' }), 401);
+  const secure = deps.config.secureCookies;
+  const result =
+    email && password
+      ? await signInWithPassword(signInDeps, {
+          email,
+          password,
+          address: clientIpOf(req),
+          deviceToken: readCookie(req, DEVICE_COOKIE, secure),
+        })
+      : ({ outcome: 'refused' } as const);
+  if (result.outcome === 'signed-in') {
+    setCookie(res, DEVICE_COOKIE, result.deviceToken, { secure, maxAgeMs: DEVICE_TTL_MS });
+    await signIn(deps, req, res, result.user, next);
+  } else if (result.outcome === 'locked') {
+    const error = `Too many sign-in attempts. Try again in ${waitText(result.retryAfterSecs)}.`;
+    sendTooMany(res, loginPage(csrfOf(deps, req, res), next, { email, error }), result.retryAfterSecs);
+  } else {
+    sendPage(res, loginPage(csrfOf(deps, req, res), next, { email, error: 'Wrong e-mail or password.' }), 401);
+  }
 }
 
 function showSignup(deps: PageDeps, req: Request, res: Response): void {
   sendPage(res, signupPage(csrfOf(deps, req, res), nextOf(req), {}));
 }
 
+/** Sign-ups per client address per hour, counted before the password is hashed; undefined when allowed. */
+async function signupRefusal(deps: PageDeps, req: Request, res: Response): Promise<number | undefined> {
+  const limit = deps.config.rateLimits.signupsPerHour;
+  if (limit === 0) return undefined;
+  const result = await consumeRateLimit(deps.db, { key: `signup:ip:${clientIpOf(req)}`, limit, windowSecs: 3600 });
+  res.set(rateLimitHeaders(result));
+  return result.allowed ? undefined : result.resetSecs;
+}
+
 async function signup(deps: PageDeps, req: Request, res: Response): Promise<void> {
   const email = formText(req, 'email').trim();
   const name = formText(req, 'name').trim() || undefined;
   const next = nextOf(req);
+  const retryAfterSecs = await signupRefusal(deps, req, res);
+  if (retryAfterSecs !== undefined) {
+    const error = `Too many accounts were created from your network. Try again in ${waitText(retryAfterSecs)}.`;
+    sendTooMany(
+      res,
+      signupPage(csrfOf(deps, req, res), next, { email, ...(name ? { name } : {}), error }),
+      retryAfterSecs,
+    );
+    return;
+  }
   try {
-    const user = await createUser(deps.db, { email, password: formText(req, 'password'), name });
-    await signIn(deps, res, user, next);
+    const user = await signUp(
+      deps.db,
+      { email, password: formText(req, 'password'), name },
+      { reservedEmails: [deps.config.mcp.dcrOwnerEmail] },
+    );
+    await signIn(deps, req, res, user, next);
   } catch (error) {
     if (!(error instanceof AppError) || (error.code !== 'validation_failed' && error.code !== 'conflict')) throw error;
     const state: FormState = {
@@ -188,19 +252,20 @@ async function signup(deps: PageDeps, req: Request, res: Response): Promise<void
 }
 
 async function logout(deps: PageDeps, req: Request, res: Response): Promise<void> {
-  const token = readCookie(req, SESSION_COOKIE);
+  const token = readCookie(req, SESSION_COOKIE, deps.config.secureCookies);
   if (token) await endSession(deps.db, token);
   clearCookie(res, SESSION_COOKIE, deps.config.secureCookies);
   res.redirect(303, '/login');
 }
 
 /** `/`, `/login`, `/signup` and `/logout`. */
-export function accountPages(deps: PageDeps): Router {
+export function accountPages(deps: AccountPageDeps): Router {
   const post = formPost();
+  const signInDeps: SignInDeps = { db: deps.db, config: deps.config, deviceKey: deps.secretBox.macKey('device') };
   return Router()
     .get('/', (req, res) => showHome(deps, req, res))
     .get('/login', (req, res) => showLogin(deps, req, res))
-    .post('/login', post, (req, res) => login(deps, req, res))
+    .post('/login', post, (req, res) => login(deps, signInDeps, req, res))
     .get('/signup', (req, res) => showSignup(deps, req, res))
     .post('/signup', post, (req, res) => signup(deps, req, res))
     .get('/logout', (req, res) => showHome(deps, req, res))

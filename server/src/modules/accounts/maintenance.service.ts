@@ -4,6 +4,7 @@ import { deleteMcpRecordsBefore } from '../mcp-audit/mcp-audit.repository.ts';
 import { MCP_RECORD_RETENTION_DAYS } from '../mcp-audit/mcp-stats.service.ts';
 import { deleteTokensExpiredBefore } from '../oauth/token.repository.ts';
 import { deleteCountersExpiredBefore } from '../rate-limit/rate-limit.repository.ts';
+import { deleteThrottlesIdleSince } from './login-throttle.repository.ts';
 import { deleteSessionsExpiredBefore } from './session.repository.ts';
 
 export interface PurgeCounts {
@@ -11,6 +12,8 @@ export interface PurgeCounts {
   readonly tokens: number;
   readonly idempotencyKeys: number;
   readonly rateLimitCounters: number;
+  /** Sign-in throttles with no attempt and no lock for `graceDays` (their counts went stale after a day). */
+  readonly loginThrottles: number;
   /** MCP execution and auth-failure records past their retention. */
   readonly mcpRecords: number;
 }
@@ -29,6 +32,7 @@ export async function purgeExpired(db: Db, graceDays: number): Promise<PurgeCoun
     tokens: await deleteTokensExpiredBefore(trx, before),
     idempotencyKeys: await deleteIdempotencyKeysExpiredBefore(trx, before),
     rateLimitCounters: await deleteCountersExpiredBefore(trx, before),
+    loginThrottles: await deleteThrottlesIdleSince(trx, before),
     mcpRecords: await deleteMcpRecordsBefore(trx, mcpBefore),
   }));
 }

@@ -39,17 +39,10 @@ export async function updateUser(db: DbOrTrx, id: string, update: UserUpdate): P
 }
 
 /**
- * Serialises "is this the first user?" across concurrent sign-ups: the caller's
- * transaction holds the lock until it commits.
+ * Serialises account creation, so two sign-ups with one e-mail address (any
+ * letter case) cannot both pass the "already registered?" check: the
+ * caller's transaction holds the lock until it commits.
  */
 export async function lockUserCreation(db: DbOrTrx): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtext('pacer.users.create'))`.execute(db);
-}
-
-export async function countUsers(db: DbOrTrx): Promise<number> {
-  const row = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
 }

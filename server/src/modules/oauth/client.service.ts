@@ -109,7 +109,12 @@ async function findOwner(db: Db, options: CreateAppOptions): Promise<User> {
     return user;
   }
   const admin = await findFirstAdmin(db);
-  if (!admin) throw new AppError('not_found', 'No admin user exists yet; create one first.');
+  if (!admin) {
+    throw new AppError(
+      'not_found',
+      'No admin exists yet: create one with `npm run pacer -- user:create --admin --email E --password P`, or name the owner with --owner EMAIL.',
+    );
+  }
   return admin;
 }
 

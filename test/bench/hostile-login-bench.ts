@@ -1,0 +1,219 @@
+/**
+ * A real user's sign-in time while 50 wrong sign-ins arrive at once (issue 18, item 4).
+ * A measurement, not a test: it prints what it measured.
+ *
+ * Starts the server as `npm start` would (role `all`) from the checkout `PACER_BENCH_REPO` (default:
+ * this one), on a fresh database on DATABASE_URL (dropped at the end), with `PACER_TRUST_PROXY=loopback`
+ * so each attacker request names its own address in `X-Forwarded-For` (50 addresses: the per-address
+ * limit does not stop them; only hashing concurrency is measured). The real user is made with the CLI
+ * and signs in once, idle, from "their" browser (keeping its cookies, the device cookie among them).
+ *
+ * Each round: the real user's sign-in (POST /login, 303) idle, as the reference; then 50 wrong
+ * sign-ins (each for its own unknown e-mail, from its own address) sent at once, and 20 ms later the
+ * real user's sign-in from the known browser, and then from a new browser. Printed: min/median/max
+ * over the rounds of each time, and of its ratio to the idle one.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
+ *   node --experimental-strip-types --disable-warning=ExperimentalWarning --conditions=pacer-source \
+ *     test/bench/hostile-login-bench.ts
+ *
+ * Knobs: PACER_BENCH_REPO, PACER_BENCH_ROUNDS (default 3), PACER_BENCH_ATTACKERS (default 50).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { round, sleep, spreadOf } from './bench-support.ts';
+
+const REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.join(import.meta.dirname, '../..'));
+const MAIN = path.join(REPO, 'server/src/main.ts');
+const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
+const ROUNDS = Number(process.env['PACER_BENCH_ROUNDS'] ?? 3);
+const ATTACKERS = Number(process.env['PACER_BENCH_ATTACKERS'] ?? 50);
+const FORM = 'application/x-www-form-urlencoded';
+
+/** Cookies of one browser. */
+class Jar {
+  private readonly cookies = new Map<string, string>();
+  store(response: Response): void {
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(';');
+      const [name, ...value] = (pair ?? '').split('=');
+      if (name) this.cookies.set(name.trim(), value.join('='));
+    }
+  }
+  get(name: string): string {
+    return this.cookies.get(name) ?? '';
+  }
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
+
+interface PreparedLogin {
+  readonly jar: Jar;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** GET /login (its CSRF token), ready to POST. */
+async function prepareLogin(base: string, email: string, password: string, options: { jar?: Jar; from?: string }) {
+  const jar = options.jar ?? new Jar();
+  const extra: Record<string, string> = options.from ? { 'x-forwarded-for': options.from } : {};
+  jar.store(await fetch(`${base}/login`, { headers: { ...extra, cookie: jar.header() } }));
+  return {
+    jar,
+    headers: { ...extra, 'content-type': FORM, cookie: jar.header() },
+    body: new URLSearchParams({ _csrf: jar.get('pacer_csrf'), email, password }).toString(),
+  } satisfies PreparedLogin;
+}
+
+/** POST /login; the milliseconds it took and the status. */
+async function postLogin(base: string, login: PreparedLogin): Promise<{ ms: number; status: number }> {
+  const started = performance.now();
+  const res = await fetch(`${base}/login`, {
+    method: 'POST',
+    headers: login.headers,
+    body: login.body,
+    redirect: 'manual',
+  });
+  await res.arrayBuffer();
+  login.jar.store(res);
+  return { ms: performance.now() - started, status: res.status };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('port'))));
+    });
+  });
+}
+
+function run(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], { cwd: REPO, env });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`pacer ${args[0]}: ${out}`))));
+  });
+}
+
+async function waitReady(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error('the server exited before it was ready');
+    try {
+      if ((await fetch(`${base}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(50);
+  }
+  throw new Error('the server was not ready after 60 s');
+}
+
+function attackerAddress(round: number, index: number): string {
+  return `203.0.${113 + round}.${index + 1}`;
+}
+
+async function main(): Promise<void> {
+  const adminUrl = process.env['DATABASE_URL'];
+  if (!adminUrl) throw new Error('set DATABASE_URL (a PostgreSQL the bench may create a database on)');
+  const name = `pacer_bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pacer-login-bench-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: url.toString(),
+    PACER_DATA_DIR: dataDir,
+    PACER_PORT: String(port),
+    PACER_HOST: '127.0.0.1',
+    PACER_BASE_URL: base,
+    PACER_ROLE: 'all',
+    PACER_LOG_LEVEL: 'warn',
+    PACER_TRUST_PROXY: 'loopback',
+  };
+  let server: ChildProcess | undefined;
+  try {
+    const email = 'runner@example.com';
+    const password = randomBytes(12).toString('hex');
+    await run(env, ['user:create', '--email', email, '--password', password, '--json']);
+    server = spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], { cwd: REPO, env, stdio: 'ignore' });
+    await waitReady(base, server);
+    const browser = new Jar();
+    const first = await postLogin(base, await prepareLogin(base, email, password, { jar: browser }));
+    if (first.status !== 303) throw new Error(`the real user could not sign in: ${first.status}`);
+
+    const idle: number[] = [];
+    const known: number[] = [];
+    const fresh: number[] = [];
+    for (let r = 0; r < ROUNDS; r += 1) {
+      const reference = await postLogin(base, await prepareLogin(base, email, password, { jar: browser }));
+      idle.push(reference.ms);
+      for (const [target, jarOf] of [
+        [known, () => browser],
+        [fresh, () => new Jar()],
+      ] as const) {
+        const attacks = await Promise.all(
+          Array.from({ length: ATTACKERS }, (_, i) =>
+            prepareLogin(base, `nobody-${r}-${target === known ? 'k' : 'f'}-${i}@example.com`, 'wrong password 1', {
+              from: attackerAddress(r, i),
+            }),
+          ),
+        );
+        const userLogin = await prepareLogin(base, email, password, { jar: jarOf() });
+        const flood = Promise.all(attacks.map((attack) => postLogin(base, attack)));
+        await sleep(20);
+        const measured = await postLogin(base, userLogin);
+        const answers = await flood;
+        if (measured.status !== 303) throw new Error(`the real user was refused under attack: ${measured.status}`);
+        target.push(measured.ms);
+        const statuses = [...new Set(answers.map((answer) => answer.status))].join(',');
+        process.stdout.write(
+          `round ${r + 1} ${target === known ? 'known browser' : 'new browser  '}: ${round(measured.ms, 1)} ms (idle ${round(reference.ms, 1)} ms; attack answers ${statuses})\n`,
+        );
+      }
+    }
+    const line = (label: string, values: number[]) => {
+      const ms = spreadOf(values.map((value) => round(value, 1)));
+      const ratios = spreadOf(values.map((value, i) => round(value / (idle[i] ?? value), 2)));
+      return `${label}: ${ms.min} / ${ms.median} / ${ms.max} ms (ratio to idle ${ratios.min} / ${ratios.median} / ${ratios.max})`;
+    };
+    process.stdout.write(
+      [
+        '',
+        `Sign-in under ${ATTACKERS} concurrent wrong sign-ins, ${REPO} (min / median / max over ${ROUNDS} rounds)`,
+        line('idle                       ', idle),
+        line('under attack, known browser', known),
+        line('under attack, new browser  ', fresh),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server?.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
