@@ -209,6 +209,36 @@ describe('an attacker flooding /login from many addresses at once', () => {
   });
 });
 
+describe('an attacker flooding /login from one address at once', () => {
+  it('takes one place at a time in the shared hashing lane, so sign-ins from other addresses never queue behind the flood', async () => {
+    const from = address();
+    let maxWaiting = 0;
+    let flooding = true;
+    const sample = (async () => {
+      while (flooding) {
+        maxWaiting = Math.max(maxWaiting, hashLaneLoad('shared').pending);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const user = await makeUser(server.db);
+    const [answers, real] = await Promise.all([
+      Promise.all(
+        // Fewer than the address's free attempts (10 here): every one is hashed.
+        Array.from({ length: 8 }, (_, i) =>
+          attemptLogin(server.url, { email: `one-address-${i}@example.test`, password: 'a wrong password', from }),
+        ),
+      ),
+      attemptLogin(server.url, { email: user.email, password: TEST_PASSWORD }),
+    ]);
+    flooding = false;
+    await sample;
+    expect(answers.every((res) => res.status === 401)).toBe(true);
+    expect(real.status).toBe(303);
+    // At most the real user's hash waits behind the flood's one: never the flood's other seven.
+    expect(maxWaiting).toBeLessThanOrEqual(1);
+  });
+});
+
 describe('an attacker creating accounts in bulk from one address', () => {
   it('gets 429 + Retry-After after the hourly sign-up limit; another address still signs up', async () => {
     const from = address();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
@@ -73,11 +74,10 @@ export async function signInWithPassword(deps: SignInDeps, attempt: SignInAttemp
   const keys = throttleKeys(deps.config.login, attempt, device);
   const retryAfterSecs = await takeAttempt(deps, keys);
   if (retryAfterSecs > 0) return { outcome: 'locked', retryAfterSecs };
-  const valid = await verifyPassword(
-    attempt.password,
-    user?.passwordHash ?? DUMMY_PASSWORD_HASH,
-    device ? 'trusted' : 'shared',
-  );
+  const hash = user?.passwordHash ?? DUMMY_PASSWORD_HASH;
+  const valid = await (device
+    ? verifyPassword(attempt.password, hash, 'trusted')
+    : inAddressLine(attempt.address, () => verifyPassword(attempt.password, hash, 'shared')));
   if (!user || !valid || !user.active) return { outcome: 'refused' };
   await Promise.all(
     keys.map((key) =>
@@ -87,6 +87,39 @@ export async function signInWithPassword(deps: SignInDeps, attempt: SignInAttemp
     ),
   );
   return { outcome: 'signed-in', user, deviceToken: device ?? deviceTokenFor(deps.deviceKey, user.id) };
+}
+
+interface AddressLine {
+  readonly limit: LimitFunction;
+  /** Sign-ins from the address that are in the line (waiting or hashing). */
+  waiting: number;
+}
+
+/** Lines of the addresses that have a sign-in waiting for its hash in this process. */
+const addressLines = new Map<string, AddressLine>();
+
+/**
+ * One hash at a time per client address, in this process. A flood of wrong
+ * sign-ins from one address waits in its own line and takes one place at a
+ * time in the shared lane (lib/crypto.ts), so sign-ins from other addresses
+ * wait behind at most one of its hashes instead of all of them: fair queuing
+ * by address. The line is as long as the address's free attempts (each is
+ * counted before it queues), and is dropped when it empties. Per process, like
+ * the lane it feeds: it shares out this process's CPU, which is all it guards.
+ */
+async function inAddressLine<T>(address: string, task: () => Promise<T>): Promise<T> {
+  let line = addressLines.get(address);
+  if (!line) {
+    line = { limit: pLimit(1), waiting: 0 };
+    addressLines.set(address, line);
+  }
+  line.waiting += 1;
+  try {
+    return await line.limit(task);
+  } finally {
+    line.waiting -= 1;
+    if (line.waiting === 0) addressLines.delete(address);
+  }
 }
 
 function throttleKeys(login: SignInDeps['config']['login'], attempt: SignInAttempt, device: string | undefined) {
