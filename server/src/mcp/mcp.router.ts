@@ -18,6 +18,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { sha256Hex } from '../lib/crypto.ts';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Logger } from '../logger.ts';
 import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
@@ -146,12 +147,14 @@ function scopesNeeded(config: Config, principal: TokenPrincipal, call: ToolCallM
   return needed.some((scope) => !principal.scopes.includes(scope)) ? needed : [];
 }
 
-function readBody(req: Request): { ok: true; body: unknown } | { ok: false } {
+function readBody(req: Request): { ok: true; body: unknown } | { ok: false; tooDeep: boolean } {
+  const raw = req.body as Buffer | undefined;
+  // Measured before `JSON.parse` builds it: a few thousand levels overflow the stack of whatever walks it next.
+  if (raw && jsonNestsDeeperThan(raw)) return { ok: false, tooDeep: true };
   try {
-    const raw = req.body as Buffer | undefined;
     return { ok: true, body: JSON.parse(raw && raw.length > 0 ? raw.toString('utf8') : '') as unknown };
   } catch {
-    return { ok: false };
+    return { ok: false, tooDeep: false };
   }
 }
 
@@ -264,7 +267,9 @@ function acceptPost(handlePost: PostHandler): RequestHandler {
 function readSingleMessage(req: Request, res: Response): { body: unknown } | undefined {
   const parsed = readBody(req);
   if (!parsed.ok) {
-    sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
+    // JSON-RPC 2.0 §5.1: -32700 for a body the server cannot parse, as the SDK's transport answers invalid JSON.
+    const reason = parsed.tooDeep ? `nests deeper than ${MAX_JSON_DEPTH} levels` : 'is not JSON';
+    sendJsonRpcError(res, 400, -32700, `Parse error: the body ${reason}.`);
     return undefined;
   }
   // MCP 2025-06-18 removed JSON-RPC batching; refusing it also keeps one call per rate-limit count.
