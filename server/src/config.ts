@@ -99,6 +99,10 @@ const EnvSchema = z.object({
   PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: perMinute(30),
   PACER_DCR_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(20),
   PACER_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  // How long a request's body may take to arrive, from its headers (http/timeouts.ts): else 408.
+  PACER_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  // The same for `POST /api/workouts/upload-fit`: 25 MiB in 300 s needs about 0.7 Mbit/s of uplink.
+  PACER_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   // Check every REST answer against the contract before sending it (the test suite does; see http/response-check.ts).
   PACER_CHECK_RESPONSES: flag(false),
   PACER_MCP_ENABLED: flag(true),
@@ -153,6 +157,10 @@ export interface Config {
     readonly dcrRegistrationsPerHour: number;
   };
   readonly shutdownTimeoutMs: number;
+  /** A request body must have arrived this long after its headers, else 408 (http/timeouts.ts). */
+  readonly requestTimeoutMs: number;
+  /** The same for a FIT upload. */
+  readonly uploadTimeoutMs: number;
   /** Answers that disagree with the contract fail with 500 instead of going out (tests). */
   readonly checkResponses: boolean;
   readonly secureCookies: boolean;
@@ -231,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dcrRegistrationsPerHour: e.PACER_DCR_RATE_LIMIT_PER_HOUR,
     },
     shutdownTimeoutMs: e.PACER_SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: e.PACER_REQUEST_TIMEOUT_MS,
+    uploadTimeoutMs: e.PACER_UPLOAD_TIMEOUT_MS,
     checkResponses: e.PACER_CHECK_RESPONSES,
     secureCookies: baseUrl.startsWith('https://'),
     mcp: {

@@ -5,23 +5,40 @@
  *   (problem+json `json_too_deep`, RFC 6749 `invalid_request`, RFC 7591
  *   `invalid_client_metadata`, JSON-RPC 2.0 §5.1 parse error -32700), while
  *   64 levels still work where a route takes free-form JSON.
+ * - A slow-drip body (one byte now and then, which Node's default 300 s
+ *   `requestTimeout` let hold a socket 318 s) is cut with 408 at the
+ *   configured request deadline; a FIT upload has its own, longer deadline.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../server/src/lib/json-depth.ts';
 import type { User } from '../../server/src/db/tables.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
+import { buildFitActivity, rideSamples } from '../support/fit-fixtures.ts';
 import { asProblem, call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { sleep } from '../support/wait.ts';
 
 let server: TestServer;
+/** Short deadlines, so a slow-drip attack is cut in seconds. */
+let impatient: TestServer;
 let athlete: User;
 
+const REQUEST_TIMEOUT_MS = 1_000;
+const UPLOAD_TIMEOUT_MS = 4_000;
+
 beforeAll(async () => {
-  server = await startTestServer();
+  [server, impatient] = await Promise.all([
+    startTestServer(),
+    startTestServer({
+      PACER_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      PACER_UPLOAD_TIMEOUT_MS: String(UPLOAD_TIMEOUT_MS),
+    }),
+  ]);
   athlete = await makeUser(server.db);
 });
 afterAll(async () => {
-  await server?.stop();
+  await Promise.all([server?.stop(), impatient?.stop()]);
 });
 
 /** `levels` arrays inside one another around `inner`, as text: `[[[…0…]]]`. */
@@ -120,6 +137,136 @@ describe('JSON nested deeper than 64 levels is refused before it is parsed', () 
     expect(res.body).toEqual({
       error: 'invalid_client_metadata',
       error_description: `The body nests deeper than ${MAX_JSON_DEPTH} levels.`,
+    });
+  });
+});
+
+interface DripAnswer {
+  /** The raw HTTP answer, if any came before the connection closed. */
+  readonly text: string;
+  /** Body bytes written before the server closed the connection. */
+  readonly sent: number;
+}
+
+/**
+ * A raw client that sends `head` at once, then the body in `pieces`, one
+ * every `gapMs`, and keeps dripping (one space) after them while `dripForever`;
+ * resolves with what the server answered once it closes the connection.
+ */
+function dripRequest(
+  target: TestServer,
+  head: string,
+  pieces: readonly (string | Uint8Array)[],
+  options: { gapMs: number; dripForever: boolean },
+): Promise<DripAnswer> {
+  const { port, hostname } = new URL(target.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port: Number(port), host: hostname });
+    const chunks: Buffer[] = [];
+    let sent = 0;
+    let closed = false;
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      resolve({ text: Buffer.concat(chunks).toString('utf8'), sent });
+    });
+    socket.on('connect', () => {
+      void (async () => {
+        socket.write(head);
+        const queue = [...pieces];
+        while (!closed) {
+          await sleep(options.gapMs);
+          const piece = queue.shift() ?? (options.dripForever ? ' ' : undefined);
+          if (piece === undefined || closed) return;
+          socket.write(piece);
+          sent += piece.length;
+        }
+      })().catch(reject);
+    });
+  });
+}
+
+function statusOf(answer: DripAnswer): number {
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer.text)?.[1] ?? 0);
+}
+
+function bodyOf(answer: DripAnswer): unknown {
+  return JSON.parse(answer.text.slice(answer.text.indexOf('\r\n\r\n') + 4));
+}
+
+describe('a slow-drip request body is cut at the request deadline', () => {
+  it('a JSON body dripped one byte every 100 ms is answered 408 request_timeout and the connection closed', async () => {
+    const { token } = await mintToken(impatient.db, await makeUser(impatient.db), { scopes: ['health:write'] });
+    const head = [
+      'POST /api/wellness HTTP/1.1',
+      `Host: ${new URL(impatient.url).host}`,
+      `Authorization: Bearer ${token}`,
+      'Content-Type: application/json',
+      'Content-Length: 100000',
+      '',
+      '',
+    ].join('\r\n');
+    const answer = await dripRequest(impatient, head, ['{"date":'], { gapMs: 100, dripForever: true });
+    expect(statusOf(answer)).toBe(408);
+    expect(answer.text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(bodyOf(answer)).toMatchObject({
+      code: 'request_timeout',
+      detail: `The request body did not arrive within ${String(REQUEST_TIMEOUT_MS / 1000)} s.`,
+    });
+    // Cut long before the body's 100,000 bytes: the drip sent a few dozen.
+    expect(answer.sent).toBeLessThan(1_000);
+  });
+
+  describe('a FIT upload has its own, longer deadline', () => {
+    const boundary = 'hostile-surface-boundary';
+    const fit = buildFitActivity({
+      startTime: new Date('2026-11-20T07:00:00Z'),
+      sport: 'cycling',
+      subSport: 'road',
+      samples: rideSamples(300),
+    });
+    const partHead = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.fit"\r\nContent-Type: application/vnd.ant.fit\r\n\r\n`;
+    const partTail = `\r\n--${boundary}--\r\n`;
+
+    function uploadHead(target: TestServer, token: string): string {
+      const length = Buffer.byteLength(partHead) + fit.bytes.length + Buffer.byteLength(partTail);
+      return [
+        'POST /api/workouts/upload-fit HTTP/1.1',
+        `Host: ${new URL(target.url).host}`,
+        `Authorization: Bearer ${token}`,
+        `Content-Type: multipart/form-data; boundary=${boundary}`,
+        `Content-Length: ${String(length)}`,
+        'Connection: close',
+        '',
+        '',
+      ].join('\r\n');
+    }
+
+    it('an upload that takes longer than the request deadline (but less than the upload one) is stored', async () => {
+      const { token } = await mintToken(impatient.db, await makeUser(impatient.db), { scopes: ['workout:write'] });
+      const half = Math.floor(fit.bytes.length / 2);
+      // Four pieces 500 ms apart: about 2 s in all, twice the 1 s request deadline.
+      const pieces = [partHead, fit.bytes.slice(0, half), fit.bytes.slice(half), partTail];
+      const answer = await dripRequest(impatient, uploadHead(impatient, token), pieces, {
+        gapMs: 500,
+        dripForever: false,
+      });
+      expect(statusOf(answer)).toBe(201);
+    });
+
+    it('an upload dripped past the upload deadline is answered 408 and the connection closed', async () => {
+      const { token } = await mintToken(impatient.db, await makeUser(impatient.db), { scopes: ['workout:write'] });
+      const drip = Array.from({ length: 200 }, (_, index) => fit.bytes.slice(index, index + 1));
+      const answer = await dripRequest(impatient, uploadHead(impatient, token), [partHead, ...drip], {
+        gapMs: 100,
+        dripForever: false,
+      });
+      expect(statusOf(answer)).toBe(408);
+      expect(bodyOf(answer)).toMatchObject({
+        code: 'request_timeout',
+        detail: `The upload did not arrive within ${String(UPLOAD_TIMEOUT_MS / 1000)} s.`,
+      });
     });
   });
 });

@@ -36,6 +36,7 @@ import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
 import { requestContext } from './request-context.ts';
+import { requestDeadline } from './timeouts.ts';
 import { checkingResponses } from './response-check.ts';
 import { sql } from 'kysely';
 import type { SecretBox } from '../lib/secret-box.ts';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
   app.set('trust proxy', deps.config.trustProxy);
   app.use(requestContext(deps.logger));
+  app.use(requestDeadline(deps.config));
   app.use(healthRoutes(deps));
   mountRestApi(app, deps);
   const openApi = servedOpenApiDocument(deps.config.baseUrl);
