@@ -8,11 +8,15 @@
  * - A slow-drip body (one byte now and then, which Node's default 300 s
  *   `requestTimeout` let hold a socket 318 s) is cut with 408 at the
  *   configured request deadline; a FIT upload has its own, longer deadline.
+ * - `/docs` cannot be framed by another site (CSP `frame-ancestors 'none'`,
+ *   X-Frame-Options DENY) and runs no inline code but its own hashed styles,
+ *   while Swagger UI still renders in Chromium without a CSP violation.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../server/src/lib/json-depth.ts';
 import type { User } from '../../server/src/db/tables.ts';
+import { usePortalBrowser } from '../support/browser.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { buildFitActivity, rideSamples } from '../support/fit-fixtures.ts';
 import { asProblem, call } from '../support/http.ts';
@@ -268,5 +272,52 @@ describe('a slow-drip request body is cut at the request deadline', () => {
         detail: `The upload did not arrive within ${String(UPLOAD_TIMEOUT_MS / 1000)} s.`,
       });
     });
+  });
+});
+
+describe('/docs under a Content-Security-Policy', () => {
+  const chromium = usePortalBrowser(() => server.url);
+
+  it('forbids framing and inline scripts in its headers', async () => {
+    const res = await fetch(`${server.url}/docs/`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+  });
+
+  it('renders every operation in Chromium with no CSP violation', async () => {
+    const { page } = await chromium.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/content security policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) => {
+        console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`);
+      });
+    });
+    await page.goto(`${server.url}/docs/`);
+    await page.locator('.opblock-summary-path', { hasText: '/api/wellness' }).first().waitFor();
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(20);
+    // Opening an operation renders its parameters and responses (more React, more styles).
+    await page.locator('.opblock-summary', { hasText: '/api/wellness' }).first().click();
+    await page.locator('.responses-wrapper').first().waitFor();
+    expect(violations).toEqual([]);
+  });
+
+  it('is not shown inside another page’s frame', async () => {
+    const { page } = await chromium.newPage();
+    const refusals: string[] = [];
+    page.on('console', (message) => {
+      if (/frame-ancestors/.test(message.text())) refusals.push(message.text());
+    });
+    await page.setContent(`<iframe id="docs" src="${server.url}/docs/"></iframe>`);
+    const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
+    await expect.poll(() => refusals.length).toBeGreaterThan(0);
+    expect(await frame?.locator('#swagger-ui').count()).toBe(0);
   });
 });

@@ -2,7 +2,6 @@ import { contract } from '@pacer/contract';
 import { createExpressEndpoints } from '@ts-rest/express';
 import express, { type Express, Router } from 'express';
 import type { PgBoss } from 'pg-boss';
-import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -35,6 +34,7 @@ import { developerPages } from './pages/developer.pages.ts';
 import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
+import { docsHandlers } from './docs.ts';
 import { requestContext } from './request-context.ts';
 import { requestDeadline } from './timeouts.ts';
 import { checkingResponses } from './response-check.ts';
@@ -75,7 +75,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(openApi);
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
+  app.use('/docs', docsHandlers(openApi));
   app.use(discoveryRouter(deps));
   // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
   if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));
