@@ -11,12 +11,17 @@
  * - `/docs` cannot be framed by another site (CSP `frame-ancestors 'none'`,
  *   X-Frame-Options DENY) and runs no inline code but its own hashed styles,
  *   while Swagger UI still renders in Chromium without a CSP violation.
+ * - `/api/admin/*` by bearer token needs the scope `admin:read`, which only an
+ *   administrator can be granted (authorize endpoint, `token:create`): an
+ *   admin's token issued to some app for training data reads no statistics.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../server/src/lib/json-depth.ts';
 import type { User } from '../../server/src/db/tables.ts';
 import { usePortalBrowser } from '../support/browser.ts';
+import { authorizationRequest, authorizeAs, runCodeFlow, registerClient, signIn } from '../support/oauth-flow.ts';
+import { runPacer } from '../support/process.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { buildFitActivity, rideSamples } from '../support/fit-fixtures.ts';
 import { asProblem, call } from '../support/http.ts';
@@ -319,5 +324,73 @@ describe('/docs under a Content-Security-Policy', () => {
     const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
     await expect.poll(() => refusals.length).toBeGreaterThan(0);
     expect(await frame?.locator('#swagger-ui').count()).toBe(0);
+  });
+});
+
+describe('/api/admin/* by bearer token needs admin:read, granted only to administrators', () => {
+  const STATS = '/api/admin/mcp/stats';
+  let admin: User;
+
+  beforeAll(async () => {
+    admin = await makeUser(server.db, { admin: true });
+  });
+
+  it("an admin's token issued for training data (every user scope) reads no stats: 403 insufficient_scope", async () => {
+    const { token } = await mintToken(server.db, admin, { scopes: ['health:read', 'analysis:read', 'profile:read'] });
+    const res = await call(server.url, 'GET', STATS, { token });
+    expect(res.status).toBe(403);
+    expect(asProblem(res.body).code).toBe('insufficient_scope');
+    expect(res.headers.get('www-authenticate')).toContain('scope="admin:read"');
+  });
+
+  it('a non-admin asking the authorize endpoint for admin:read is sent back with invalid_scope, no consent, no code', async () => {
+    const owner = await makeUser(server.db);
+    const client = await registerClient(server.db, owner, { scopes: ['health:read', 'admin:read'] });
+    const jar = await signIn(server.url, owner.email);
+    const result = await authorizeAs(
+      jar,
+      authorizationRequest(server.url, client, { scope: 'health:read admin:read', state: 'st' }),
+    );
+    expect(result.status).toBe(303);
+    expect(result.location?.origin + (result.location?.pathname ?? '')).toBe(client.redirectUri);
+    expect(result.location?.searchParams.get('error')).toBe('invalid_scope');
+    expect(result.location?.searchParams.get('code')).toBeNull();
+  });
+
+  it('an admin granting admin:read through the authorize endpoint gets a token that reads the stats', async () => {
+    const client = await registerClient(server.db, admin, { scopes: ['admin:read'] });
+    const jar = await signIn(server.url, admin.email);
+    const { tokens } = await runCodeFlow(server.url, jar, client, { scope: 'admin:read' });
+    expect(tokens.status).toBe(200);
+    const res = await call(server.url, 'GET', STATS, { token: String(tokens.body['access_token']) });
+    expect(res.status).toBe(200);
+  });
+
+  it('token:create refuses admin:read for a non-admin and issues it to an admin', async () => {
+    const plain = await makeUser(server.db);
+    const pacer = (email: string) =>
+      runPacer(['token:create', '--email', email, '--scope', 'admin:read', '--json'], {
+        ...process.env,
+        DATABASE_URL: server.databaseUrl,
+        PACER_BASE_URL: server.config.baseUrl,
+        PACER_LOG_LEVEL: 'warn',
+      });
+    const refused = await pacer(plain.email);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('admin:read is granted only to administrators');
+    const granted = await pacer(admin.email);
+    expect(granted.code).toBe(0);
+    const token = String((JSON.parse(granted.stdout) as { access_token: string }).access_token);
+    expect((await call(server.url, 'GET', STATS, { token })).status).toBe(200);
+  });
+
+  it('admin:read is not on the MCP allowlist: an MCP authorization asking for it is refused', async () => {
+    const client = await registerClient(server.db, admin, { scopes: ['admin:read', 'health:read'] });
+    const jar = await signIn(server.url, admin.email);
+    const result = await authorizeAs(
+      jar,
+      authorizationRequest(server.url, client, { scope: 'admin:read', resource: server.config.mcpResource }),
+    );
+    expect(result.location?.searchParams.get('error')).toBe('invalid_scope');
   });
 });

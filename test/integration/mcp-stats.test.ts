@@ -154,7 +154,7 @@ afterAll(async () => {
 });
 
 async function adminToken(): Promise<string> {
-  return (await mintToken(server.db, admin, { scopes: ['profile:read'] })).token;
+  return (await mintToken(server.db, admin, { scopes: ['admin:read'] })).token;
 }
 
 describe('GET /api/admin/mcp/stats with an admin bearer token', () => {
@@ -217,7 +217,7 @@ describe('GET /api/admin/mcp/stats with an admin bearer token', () => {
 
 describe('who may read the stats', () => {
   it("refuses a non-admin user's token with 403 forbidden, whatever its scopes", async () => {
-    const { token } = await mintToken(server.db, athlete, { scopes: ['profile:read', 'analysis:read'] });
+    const { token } = await mintToken(server.db, athlete, { scopes: ['profile:read', 'analysis:read', 'admin:read'] });
     const res = await call<Problem>(server.url, 'GET', STATS, { token });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('forbidden');
@@ -239,9 +239,18 @@ describe('who may read the stats', () => {
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 
+  it("refuses an admin's token without admin:read with 403 insufficient_scope naming it", async () => {
+    const { token } = await mintToken(server.db, admin, { scopes: ['profile:read', 'analysis:read'] });
+    const res = await call<Problem>(server.url, 'GET', STATS, { token });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('insufficient_scope');
+    expect(res.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    expect(res.headers.get('www-authenticate')).toContain('scope="admin:read"');
+  });
+
   it("refuses an admin's token bound to the MCP resource with 401 invalid_token (RFC 8707)", async () => {
     const { token } = await mintToken(server.db, admin, {
-      scopes: ['profile:read'],
+      scopes: ['admin:read'],
       resource: server.config.mcpResource,
     });
     const res = await call<Problem>(server.url, 'GET', STATS, { token });
