@@ -113,6 +113,8 @@ const EnvSchema = z.object({
   PACER_MCP_CLIENT_ALLOWLIST: csv,
   PACER_MCP_ALLOWED_ORIGINS: csv,
   PACER_MCP_RATE_LIMIT_PER_MINUTE: perMinute(300),
+  // Failed authentications on /mcp per client address per minute before the address gets 429 (mcp-auth.ts).
+  PACER_MCP_AUTH_FAILURES_PER_MINUTE: perMinute(60),
   PACER_MCP_DCR_ENABLED: flag(true),
   PACER_MCP_DCR_OWNER_USER_ID: z.uuid().optional(),
   PACER_MCP_DCR_OWNER_EMAIL: z.email().optional(),
@@ -188,6 +190,8 @@ export interface Config {
     readonly allowedOrigins: readonly string[];
     /** Tool calls per access token per minute; 0 = off. */
     readonly rateLimitPerMinute: number;
+    /** Failed authentications (401) per client address per minute, then 429 for the address; 0 = off. */
+    readonly authFailuresPerMinute: number;
     readonly dcrEnabled: boolean;
     readonly dcrOwnerUserId: string | undefined;
     readonly dcrOwnerEmail: string | undefined;
@@ -252,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clientAllowlist: e.PACER_MCP_CLIENT_ALLOWLIST,
       allowedOrigins: e.PACER_MCP_ALLOWED_ORIGINS.map((origin) => origin.replace(/\/+$/, '')),
       rateLimitPerMinute: e.PACER_MCP_RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: e.PACER_MCP_AUTH_FAILURES_PER_MINUTE,
       dcrEnabled: e.PACER_MCP_DCR_ENABLED,
       dcrOwnerUserId: e.PACER_MCP_DCR_OWNER_USER_ID,
       dcrOwnerEmail: e.PACER_MCP_DCR_OWNER_EMAIL,

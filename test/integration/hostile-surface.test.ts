@@ -11,10 +11,15 @@
  * - `/docs` cannot be framed by another site (CSP `frame-ancestors 'none'`,
  *   X-Frame-Options DENY) and runs no inline code but its own hashed styles,
  *   while Swagger UI still renders in Chromium without a CSP violation.
+ * - Random bearer tokens on `/mcp` from one address: counted per minute,
+ *   address and reason (O(1) rows, no rate-limit row per token), and past
+ *   `PACER_MCP_AUTH_FAILURES_PER_MINUTE` the address gets 429 + Retry-After;
+ *   a valid token from it works until then, another address is unaffected.
  * - `/api/admin/*` by bearer token needs the scope `admin:read`, which only an
  *   administrator can be granted (authorize endpoint, `token:create`): an
  *   admin's token issued to some app for training data reads no statistics.
  */
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../server/src/lib/json-depth.ts';
@@ -26,7 +31,7 @@ import { makeUser, mintToken } from '../support/factories.ts';
 import { buildFitActivity, rideSamples } from '../support/fit-fixtures.ts';
 import { asProblem, call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
-import { sleep } from '../support/wait.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 let server: TestServer;
 /** Short deadlines, so a slow-drip attack is cut in seconds. */
@@ -38,7 +43,8 @@ const UPLOAD_TIMEOUT_MS = 4_000;
 
 beforeAll(async () => {
   [server, impatient] = await Promise.all([
-    startTestServer(),
+    // Behind a (loopback) proxy, so each test can speak from its own X-Forwarded-For address.
+    startTestServer({ PACER_TRUST_PROXY: 'loopback' }),
     startTestServer({
       PACER_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       PACER_UPLOAD_TIMEOUT_MS: String(UPLOAD_TIMEOUT_MS),
@@ -58,13 +64,14 @@ function nested(levels: number, inner = '0'): string {
 /** The ~5,000 levels that answered 500 before (a stack overflow walking the parsed value). */
 const ATTACK_DEPTH = 5_000;
 
-function postMcp(body: string, token?: string): Promise<Response> {
+function postMcp(body: string, token?: string, from?: string): Promise<Response> {
   return fetch(`${server.url}/mcp`, {
     method: 'POST',
     headers: {
       accept: 'application/json, text/event-stream',
       'content-type': 'application/json',
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(from ? { 'x-forwarded-for': from } : {}),
     },
     body,
   });
@@ -392,5 +399,86 @@ describe('/api/admin/* by bearer token needs admin:read, granted only to adminis
       authorizationRequest(server.url, client, { scope: 'admin:read', resource: server.config.mcpResource }),
     );
     expect(result.location?.searchParams.get('error')).toBe('invalid_scope');
+  });
+});
+
+describe('random bearer tokens on /mcp are limited per address and counted, not stored one row each', () => {
+  const CALL = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'get_current_time', arguments: {} },
+  });
+  const randomToken = () => `pat_${randomBytes(32).toString('base64url')}`;
+
+  async function rowCount(table: 'mcpAuthFailures' | 'rateLimitCounters'): Promise<number> {
+    const row = await server.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async function failuresFrom(address: string): Promise<number> {
+    const row = await server.db
+      .selectFrom('mcpAuthFailures')
+      .select((eb) => eb.fn.sum<string>('count').as('n'))
+      .where('clientIp', '=', address)
+      .executeTakeFirstOrThrow();
+    return Number(row.n ?? 0);
+  }
+
+  it('500 random tokens from one address: 401 up to the limit, then 429 with Retry-After, and O(1) rows', async () => {
+    const limit = server.config.mcp.authFailuresPerMinute;
+    const address = '198.51.100.7';
+    const [failureRows, counterRows] = [await rowCount('mcpAuthFailures'), await rowCount('rateLimitCounters')];
+    const statuses: number[] = [];
+    let lastRefusal: Response | undefined;
+    for (let sent = 0; sent < 500; sent += 10) {
+      const batch = await Promise.all(Array.from({ length: 10 }, () => postMcp(CALL, randomToken(), address)));
+      for (const res of batch) {
+        statuses.push(res.status);
+        if (res.status === 429) lastRefusal = res;
+        else await res.body?.cancel();
+      }
+    }
+    expect(statuses.filter((status) => status === 401)).toHaveLength(limit);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(500 - limit);
+    expect(Number(lastRefusal?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await lastRefusal?.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+
+    // The refusals up to the limit and those that crossed it (at most one batch of 10 at once) are counted,
+    // written off the request path; those refused before their token was looked up are not.
+    await waitFor(async () => (await failuresFrom(address)) > limit, 'the failures to be counted');
+    expect(await failuresFrom(address)).toBeLessThanOrEqual(limit + 10);
+    // One row per minute, address and reason (two if a minute ended meanwhile), one address window, no row per token.
+    expect((await rowCount('mcpAuthFailures')) - failureRows).toBeLessThanOrEqual(2);
+    expect((await rowCount('rateLimitCounters')) - counterRows).toBe(1);
+
+    // The administrator's statistics still show them.
+    const admin = await makeUser(server.db, { admin: true });
+    const { token } = await mintToken(server.db, admin, { scopes: ['admin:read'] });
+    const stats = await call<{ authFailures: Record<string, number> }>(server.url, 'GET', '/api/admin/mcp/stats', {
+      token,
+    });
+    expect(stats.body.authFailures['invalid_token']).toBeGreaterThanOrEqual(limit + 1);
+  });
+
+  it('a valid token from the attacking address works until the limit, then waits; other addresses are unaffected', async () => {
+    const limit = server.config.mcp.authFailuresPerMinute;
+    const address = '198.51.100.8';
+    const { token } = await mintToken(server.db, athlete, {
+      scopes: ['profile:read'],
+      resource: server.config.mcpResource,
+    });
+    for (let sent = 0; sent < limit; sent += 1) {
+      expect((await postMcp(CALL, randomToken(), address)).status).toBe(401);
+    }
+    expect((await postMcp(CALL, token, address)).status).toBe(200);
+    expect((await postMcp(CALL, randomToken(), address)).status).toBe(429);
+    const blocked = await postMcp(CALL, token, address);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await postMcp(CALL, token, '198.51.100.9')).status).toBe(200);
   });
 });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { purgeExpired } from '../../server/src/modules/accounts/maintenance.service.ts';
-import { insertMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
+import { countMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
 import { insertClient } from '../../server/src/modules/oauth/client.repository.ts';
 import { usePortalBrowser } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
@@ -91,9 +91,9 @@ async function seed(): Promise<void> {
   // Outside 24 h, inside 48 h.
   await recordCall('get_profile', coach.clientId, 1000, { hoursAgo: 30 });
 
-  await insertMcpAuthFailure(server.db, 'missing_token');
-  await insertMcpAuthFailure(server.db, 'missing_token');
-  await insertMcpAuthFailure(server.db, 'invalid_token');
+  await countMcpAuthFailure(server.db, { reason: 'missing_token', clientIp: '203.0.113.1' });
+  await countMcpAuthFailure(server.db, { reason: 'missing_token', clientIp: '203.0.113.1' });
+  await countMcpAuthFailure(server.db, { reason: 'invalid_token', clientIp: '203.0.113.2' });
   await server.db
     .insertInto('mcpAuthFailures')
     .values({ reason: 'expired', at: hoursAgo(30) })

@@ -15,6 +15,8 @@ describe('configuration', () => {
       refreshTokenTtlSecs: 7_776_000,
       maxUploadBytes: 25 * 1024 * 1024,
       rateLimits: { perToken: 600, perIp: 1200, uploads: 30 },
+      requestTimeoutMs: 30_000,
+      uploadTimeoutMs: 300_000,
       secureCookies: false,
     });
     expect(config.mcp).toEqual({
@@ -26,6 +28,7 @@ describe('configuration', () => {
       clientAllowlist: [],
       allowedOrigins: [],
       rateLimitPerMinute: 300,
+      authFailuresPerMinute: 60,
       dcrEnabled: true,
       dcrOwnerUserId: undefined,
       dcrOwnerEmail: undefined,

@@ -22,10 +22,17 @@ import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Logger } from '../logger.ts';
 import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
-import { consumeRateLimits, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { consumeRateLimits, rateLimitHeaders, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { clientIpOf } from '../http/client-address.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
 import { callTool, type ExecutionContext } from './execute.ts';
-import { authenticateMcp, insufficientScope, type McpAuthRefusal } from './mcp-auth.ts';
+import {
+  authenticateMcp,
+  authFailuresSpent,
+  countAuthFailure,
+  insufficientScope,
+  type McpAuthRefusal,
+} from './mcp-auth.ts';
 import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
 
 export const MCP_PATH = '/mcp';
@@ -197,9 +204,20 @@ async function answerDirectly(
   return true;
 }
 
-function refuse(deps: McpDeps, res: Response, refusal: McpAuthRefusal): void {
-  recordMcpAuthFailure(deps.db, deps.logger, refusal.reason);
+function refuse(deps: McpDeps, res: Response, refusal: McpAuthRefusal, clientIp: string): void {
+  recordMcpAuthFailure(deps.db, deps.logger, { reason: refusal.reason, clientIp });
   sendRefusal(res, refusal);
+}
+
+/** 429 for an address that sent too many bad tokens (`PACER_MCP_AUTH_FAILURES_PER_MINUTE`), with `Retry-After`. */
+function refuseAddress(res: Response, window: RateLimitResult): void {
+  res.set(rateLimitHeaders(window));
+  sendJsonRpcError(
+    res,
+    429,
+    -32000,
+    `Too many failed authentications from this address; retry after ${String(window.resetSecs)} s.`,
+  );
 }
 
 // CORS for browser-based hosts on an allowed origin (the guard has refused every other origin).
@@ -291,7 +309,27 @@ interface Authorized {
 }
 
 /**
- * The token checked and, for tool calls, counted against its rate limit and
+ * Tool calls count against their token's window (`PACER_MCP_RATE_LIMIT_PER_MINUTE`) once the token
+ * proved valid: a random token never gets a window row of its own.
+ */
+async function countToolCalls(
+  deps: McpDeps,
+  authorization: string | undefined,
+  calls: readonly ToolCallMessage[],
+): Promise<RateLimitResult | undefined> {
+  const limit = deps.config.mcp.rateLimitPerMinute;
+  const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
+  if (calls.length === 0 || limit === 0 || bearer === undefined) return undefined;
+  const [window] = await consumeRateLimits(deps.db, {
+    windowSecs: RATE_LIMIT_WINDOW_SECS,
+    buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
+  });
+  return window;
+}
+
+/**
+ * The token checked (an address that sent too many bad ones gets 429) and,
+ * for tool calls, counted against its rate limit and
  * checked for the scopes each call needs. Undefined when refused (answered).
  */
 async function authorizeRequest(
@@ -302,30 +340,32 @@ async function authorizeRequest(
 ): Promise<Authorized | undefined> {
   const { config } = deps;
   const authorization = req.headers.authorization;
-  const limit = config.mcp.rateLimitPerMinute;
-  const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
-  // The token's window is bumped while the token is looked up: no extra round trip.
-  const counting: Promise<RateLimitResult | undefined> =
-    calls.length > 0 && limit > 0 && bearer !== undefined
-      ? consumeRateLimits(deps.db, {
-          windowSecs: RATE_LIMIT_WINDOW_SECS,
-          buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
-        }).then((results) => results[0])
-      : Promise.resolve(undefined);
-  const [auth, rateLimit] = await Promise.all([authenticateMcp(deps, authorization), counting]);
+  const clientIp = clientIpOf(req);
+  // The address's failure window is read while the token is looked up: no extra round trip.
+  const [auth, spent] = await Promise.all([authenticateMcp(deps, authorization), authFailuresSpent(deps, clientIp)]);
+  if (spent) {
+    refuseAddress(res, spent);
+    return undefined;
+  }
   if (!auth.ok) {
-    refuse(deps, res, auth.refusal);
+    const window = auth.refusal.status === 401 ? await countAuthFailure(deps, clientIp) : undefined;
+    if (window && !window.allowed) {
+      recordMcpAuthFailure(deps.db, deps.logger, { reason: auth.refusal.reason, clientIp });
+      refuseAddress(res, window);
+    } else {
+      refuse(deps, res, auth.refusal, clientIp);
+    }
     return undefined;
   }
   const { principal } = auth;
   for (const call of calls) {
     const needed = scopesNeeded(config, principal, call);
     if (needed.length > 0) {
-      refuse(deps, res, insufficientScope(config, principal, needed));
+      refuse(deps, res, insufficientScope(config, principal, needed), clientIp);
       return undefined;
     }
   }
-  return { principal, rateLimit };
+  return { principal, rateLimit: await countToolCalls(deps, authorization, calls) };
 }
 
 interface ToolHandlers {
