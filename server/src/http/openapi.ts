@@ -1,4 +1,11 @@
-import { ADMIN_SCOPES, API_TITLE, API_VERSION, contract, type RouteMetadata, SCOPE_DESCRIPTIONS } from '@pacer/contract';
+import {
+  ADMIN_SCOPES,
+  API_TITLE,
+  API_VERSION,
+  contract,
+  type RouteMetadata,
+  SCOPE_DESCRIPTIONS,
+} from '@pacer/contract';
 import { generateOpenApi } from '@ts-rest/open-api';
 import type { OpenAPIObject, OperationObject, ResponseObject, ResponsesObject, SchemaObject } from 'openapi3-ts';
 import { z } from 'zod';
