@@ -4,7 +4,7 @@ import { problemResponses, type RouteMetadata } from './common.ts';
 
 const c = initContract();
 
-/** Administrator routes: an admin's portal session, or a bearer token of an admin user (any scope). */
+/** Administrator routes: an admin's portal session, or an admin user's bearer token with the scope `admin:read`. */
 export const ADMIN_METADATA: RouteMetadata = { admin: true };
 
 export const MCP_STATS_WINDOW_HOURS_DEFAULT = 24;
@@ -72,12 +72,12 @@ export const adminContract = c.router({
     path: '/api/admin/mcp/stats',
     summary: 'MCP execution statistics (administrators)',
     description:
-      "Tool calls, latencies, error codes, dynamic registrations and refused requests on `/mcp` in the window. An admin's portal session or an admin user's bearer token; anyone else gets 403.",
+      "Tool calls, latencies, error codes, dynamic registrations and refused requests on `/mcp` in the window. An admin's portal session, or an admin user's bearer token with the scope `admin:read`; anyone else gets 403.",
     query: McpStatsQuerySchema,
     responses: {
       200: McpStatsSchema,
       ...problemResponses,
-      403: problemResponses[403].describe('Not an administrator.'),
+      403: problemResponses[403].describe('Not an administrator, or a token without `admin:read`.'),
     },
     metadata: ADMIN_METADATA,
     strictStatusCodes: true,

@@ -21,8 +21,20 @@ export const SCOPES = [
   'recommendations:read',
   'recommendations:write',
   'offline_access',
+  'admin:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Scopes granted only to an administrator user (the authorize endpoint and
+ * `token:create` refuse them for anyone else), never to an MCP token, and
+ * not registered for an app unless asked for. `admin:read`: the
+ * `/api/admin/*` routes by bearer token (docs/design.md §3 "Scopes").
+ */
+export const ADMIN_SCOPES: readonly Scope[] = ['admin:read'];
+
+/** The scopes any user may grant: an app registered without a scope list gets these. */
+export const USER_SCOPES: readonly Scope[] = SCOPES.filter((scope) => !ADMIN_SCOPES.includes(scope));
 
 /**
  * What each scope lets an app do, in the athlete's words: the consent and
@@ -45,6 +57,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   'recommendations:read': 'Read training recommendations',
   'recommendations:write': 'Create training recommendations',
   offline_access: 'Stay connected when you are not using the app',
+  'admin:read': 'Read server statistics (administrators only)',
 };
 
 /** Scope families MCP tokens may carry (specification §5.3, docs/design.md §3 "Scopes"). */
@@ -76,7 +89,7 @@ export interface RouteMetadata {
   readonly session?: boolean;
   /** The incoming webhook: authenticated by the app's webhook secret or signature. */
   readonly webhook?: boolean;
-  /** Administrators only: an admin's portal session or an admin user's bearer token (any scope). */
+  /** Administrators only: an admin's portal session, or an admin user's bearer token with `admin:read`. */
   readonly admin?: boolean;
 }
 export function requireScopes(...scopes: Scope[]): RouteMetadata {

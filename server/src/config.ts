@@ -113,6 +113,10 @@ const EnvSchema = z.object({
   PACER_LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).default(30),
   PACER_LOGIN_LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).default(900),
   PACER_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  // How long a request's body may take to arrive, from its headers (http/timeouts.ts): else 408.
+  PACER_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  // The same for `POST /api/workouts/upload-fit`: 25 MiB in 300 s needs about 0.7 Mbit/s of uplink.
+  PACER_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   // Check every REST answer against the contract before sending it (the test suite does; see http/response-check.ts).
   PACER_CHECK_RESPONSES: flag(false),
   PACER_MCP_ENABLED: flag(true),
@@ -123,6 +127,8 @@ const EnvSchema = z.object({
   PACER_MCP_CLIENT_ALLOWLIST: csv,
   PACER_MCP_ALLOWED_ORIGINS: csv,
   PACER_MCP_RATE_LIMIT_PER_MINUTE: perMinute(300),
+  // Failed authentications on /mcp per client address per minute before the address gets 429 (mcp-auth.ts).
+  PACER_MCP_AUTH_FAILURES_PER_MINUTE: perMinute(60),
   PACER_MCP_DCR_ENABLED: flag(true),
   PACER_MCP_DCR_OWNER_USER_ID: z.uuid().optional(),
   PACER_MCP_DCR_OWNER_EMAIL: z.email().optional(),
@@ -200,6 +206,10 @@ export interface Config {
     readonly maxLockoutSecs: number;
   };
   readonly shutdownTimeoutMs: number;
+  /** A request body must have arrived this long after its headers, else 408 (http/timeouts.ts). */
+  readonly requestTimeoutMs: number;
+  /** The same for a FIT upload. */
+  readonly uploadTimeoutMs: number;
   /** Answers that disagree with the contract fail with 500 instead of going out (tests). */
   readonly checkResponses: boolean;
   readonly secureCookies: boolean;
@@ -233,6 +243,8 @@ export interface Config {
     readonly allowedOrigins: readonly string[];
     /** Tool calls per access token per minute; 0 = off. */
     readonly rateLimitPerMinute: number;
+    /** Failed authentications (401) per client address per minute, then 429 for the address; 0 = off. */
+    readonly authFailuresPerMinute: number;
     readonly dcrEnabled: boolean;
     readonly dcrOwnerUserId: string | undefined;
     readonly dcrOwnerEmail: string | undefined;
@@ -302,6 +314,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxLockoutSecs: Math.max(e.PACER_LOGIN_LOCKOUT_MAX_SECONDS, e.PACER_LOGIN_LOCKOUT_SECONDS),
     },
     shutdownTimeoutMs: e.PACER_SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: e.PACER_REQUEST_TIMEOUT_MS,
+    uploadTimeoutMs: e.PACER_UPLOAD_TIMEOUT_MS,
     checkResponses: e.PACER_CHECK_RESPONSES,
     secureCookies: baseUrl.startsWith('https://'),
     mcp: {
@@ -313,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clientAllowlist: e.PACER_MCP_CLIENT_ALLOWLIST,
       allowedOrigins: e.PACER_MCP_ALLOWED_ORIGINS.map((origin) => origin.replace(/\/+$/, '')),
       rateLimitPerMinute: e.PACER_MCP_RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: e.PACER_MCP_AUTH_FAILURES_PER_MINUTE,
       dcrEnabled: e.PACER_MCP_DCR_ENABLED,
       dcrOwnerUserId: e.PACER_MCP_DCR_OWNER_USER_ID,
       dcrOwnerEmail: e.PACER_MCP_DCR_OWNER_EMAIL,

@@ -7,6 +7,7 @@ export { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { openDatabase, type DatabaseRuntime } from './db/open-database.ts';
 import { createApp } from './http/app.ts';
 import { type Drainer, trackConnections } from './http/drain.ts';
+import { applyIdleTimeout, httpServerOptions } from './http/timeouts.ts';
 import type { Logger } from './logger.ts';
 import { StartupError } from './startup-error.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
@@ -120,8 +121,8 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     try {
       if (config.mcp.enabled) await checkMcpManifest(logger);
       const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
-      server = createServer(app);
-      server.keepAliveTimeout = 65_000;
+      server = createServer(httpServerOptions(config), app);
+      applyIdleTimeout(server);
       drainer = trackConnections(server);
       const address = await listen(server, config.port, config.host);
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -336,7 +336,7 @@ describe('an assistant on the MCP SDK client', () => {
   });
 
   it('records every call for the administrator statistics', async () => {
-    const { token } = await mintToken(server.db, admin, { scopes: ['profile:read'] });
+    const { token } = await mintToken(server.db, admin, { scopes: ['admin:read'] });
     await vi.waitFor(
       async () => {
         const stats = await call<McpStats>(server.url, 'GET', '/api/admin/mcp/stats', { token });

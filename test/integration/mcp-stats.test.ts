@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { purgeExpired } from '../../server/src/modules/accounts/maintenance.service.ts';
-import { insertMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
+import { countMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
 import { insertClient } from '../../server/src/modules/oauth/client.repository.ts';
 import { usePortalBrowser } from '../support/browser.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
@@ -91,9 +91,9 @@ async function seed(): Promise<void> {
   // Outside 24 h, inside 48 h.
   await recordCall('get_profile', coach.clientId, 1000, { hoursAgo: 30 });
 
-  await insertMcpAuthFailure(server.db, 'missing_token');
-  await insertMcpAuthFailure(server.db, 'missing_token');
-  await insertMcpAuthFailure(server.db, 'invalid_token');
+  await countMcpAuthFailure(server.db, { reason: 'missing_token', clientIp: '203.0.113.1' });
+  await countMcpAuthFailure(server.db, { reason: 'missing_token', clientIp: '203.0.113.1' });
+  await countMcpAuthFailure(server.db, { reason: 'invalid_token', clientIp: '203.0.113.2' });
   await server.db
     .insertInto('mcpAuthFailures')
     .values({ reason: 'expired', at: hoursAgo(30) })
@@ -154,7 +154,7 @@ afterAll(async () => {
 });
 
 async function adminToken(): Promise<string> {
-  return (await mintToken(server.db, admin, { scopes: ['profile:read'] })).token;
+  return (await mintToken(server.db, admin, { scopes: ['admin:read'] })).token;
 }
 
 describe('GET /api/admin/mcp/stats with an admin bearer token', () => {
@@ -217,7 +217,7 @@ describe('GET /api/admin/mcp/stats with an admin bearer token', () => {
 
 describe('who may read the stats', () => {
   it("refuses a non-admin user's token with 403 forbidden, whatever its scopes", async () => {
-    const { token } = await mintToken(server.db, athlete, { scopes: ['profile:read', 'analysis:read'] });
+    const { token } = await mintToken(server.db, athlete, { scopes: ['profile:read', 'analysis:read', 'admin:read'] });
     const res = await call<Problem>(server.url, 'GET', STATS, { token });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('forbidden');
@@ -239,9 +239,18 @@ describe('who may read the stats', () => {
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 
+  it("refuses an admin's token without admin:read with 403 insufficient_scope naming it", async () => {
+    const { token } = await mintToken(server.db, admin, { scopes: ['profile:read', 'analysis:read'] });
+    const res = await call<Problem>(server.url, 'GET', STATS, { token });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('insufficient_scope');
+    expect(res.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    expect(res.headers.get('www-authenticate')).toContain('scope="admin:read"');
+  });
+
   it("refuses an admin's token bound to the MCP resource with 401 invalid_token (RFC 8707)", async () => {
     const { token } = await mintToken(server.db, admin, {
-      scopes: ['profile:read'],
+      scopes: ['admin:read'],
       resource: server.config.mcpResource,
     });
     const res = await call<Problem>(server.url, 'GET', STATS, { token });

@@ -539,7 +539,7 @@ describe('refusals are recorded in mcp_auth_failures', () => {
   async function failureCounts(target: TestServer): Promise<Map<string, number>> {
     const rows = await target.db
       .selectFrom('mcpAuthFailures')
-      .select(['reason', (eb) => eb.fn.countAll<string>().as('count')])
+      .select(['reason', (eb) => eb.fn.sum<string>('count').as('count')])
       .groupBy('reason')
       .execute();
     return new Map(rows.map((row) => [row.reason, Number(row.count)]));

@@ -16,6 +16,8 @@ describe('configuration', () => {
       maxUploadBytes: 25 * 1024 * 1024,
       rateLimits: { perToken: 600, perIp: 1200, uploads: 30 },
       fitDecoding: { maxQueuedFiles: 8, maxQueuedBytes: 100 * 1024 * 1024, maxRecords: 1_000_000, timeoutMs: 15_000 },
+      requestTimeoutMs: 30_000,
+      uploadTimeoutMs: 300_000,
       secureCookies: false,
     });
     expect(config.mcp).toEqual({
@@ -27,6 +29,7 @@ describe('configuration', () => {
       clientAllowlist: [],
       allowedOrigins: [],
       rateLimitPerMinute: 300,
+      authFailuresPerMinute: 60,
       dcrEnabled: true,
       dcrOwnerUserId: undefined,
       dcrOwnerEmail: undefined,

@@ -501,10 +501,13 @@ export interface McpExecutionsTable {
   argsSha256: string;
 }
 
+/** Refused requests on `/mcp`, counted per minute (`at`, its start), client address and reason. */
 export interface McpAuthFailuresTable {
-  id: Generated<number>;
   at: DefaultedTimestamp;
+  /** `''` for rows counted before addresses were kept. */
+  clientIp: Generated<string>;
   reason: string;
+  count: Generated<number>;
 }
 
 export interface AnalyticsRecomputeRequestsTable {

@@ -1,3 +1,4 @@
+import { ADMIN_SCOPES } from '@pacer/contract';
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors.ts';
 import { checkAccessToken } from '../modules/oauth/token.service.ts';
@@ -15,9 +16,11 @@ const NOT_ADMIN = 'This endpoint is for administrators only.';
 /**
  * Administrator routes (contract metadata `admin`): an admin user's bearer
  * token, or else an admin's portal session (`loadSession` must run first).
- * A token is checked as on REST, any scope: one bound to the MCP endpoint is
- * refused like an invalid one (RFC 8707 audience). Anyone authenticated but
- * not an admin gets 403 `forbidden`.
+ * A token is checked as on REST: one bound to the MCP endpoint is refused
+ * like an invalid one (RFC 8707 audience), and it must carry `admin:read`
+ * (else 403 `insufficient_scope`, RFC 6750 §3.1), so an admin's token issued
+ * to some app for their training data cannot read the server's statistics.
+ * Anyone authenticated but not an admin gets 403 `forbidden`.
  */
 export function requireAdmin(deps: BearerAuthDeps): RequestHandler {
   const resourceMetadataUrl = `${deps.config.baseUrl}/.well-known/oauth-protected-resource`;
@@ -71,6 +74,23 @@ export function requireAdmin(deps: BearerAuthDeps): RequestHandler {
         }
         if (principal.role !== 'admin') {
           next(new AppError('forbidden', NOT_ADMIN));
+          return;
+        }
+        const missing = ADMIN_SCOPES.filter((scope) => !principal.scopes.includes(scope));
+        if (missing.length > 0) {
+          const message = `The token lacks the scope ${missing.join(', ')}.`;
+          next(
+            new AppError('insufficient_scope', message, {
+              headers: {
+                'WWW-Authenticate': bearerChallenge({
+                  resourceMetadataUrl,
+                  scopes: ADMIN_SCOPES,
+                  error: 'insufficient_scope',
+                  description: `requires ${ADMIN_SCOPES.join(' ')}`,
+                }),
+              },
+            }),
+          );
           return;
         }
         admitPrincipal(deps, res, principal);

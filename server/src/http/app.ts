@@ -2,7 +2,6 @@ import { contract } from '@pacer/contract';
 import { createExpressEndpoints } from '@ts-rest/express';
 import express, { type Express, Router } from 'express';
 import type { PgBoss } from 'pg-boss';
-import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -38,7 +37,9 @@ import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { configureCsrf } from './pages/csrf.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
+import { docsHandlers } from './docs.ts';
 import { requestContext } from './request-context.ts';
+import { requestDeadline } from './timeouts.ts';
 import { checkingResponses } from './response-check.ts';
 import { sql } from 'kysely';
 import type { SecretBox } from '../lib/secret-box.ts';
@@ -74,13 +75,14 @@ export function createApp(appDeps: AppDeps): Express {
   app.set('trust proxy', deps.config.trustProxy);
   configureCsrf(app, deps.secretBox, deps.config.secureCookies);
   app.use(requestContext(deps.logger));
+  app.use(requestDeadline(deps.config));
   app.use(healthRoutes(deps));
   mountRestApi(app, deps);
   const openApi = servedOpenApiDocument(deps.config.baseUrl);
   app.get('/openapi.json', (_req, res) => {
     res.json(openApi);
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApi, { customSiteTitle: 'Pacer API' }));
+  app.use('/docs', docsHandlers(openApi));
   app.use(discoveryRouter(deps));
   // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
   if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));

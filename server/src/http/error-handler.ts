@@ -3,6 +3,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 import { AppError, type FieldError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { JSON_TOO_DEEP, jsonTooDeep } from './json-body.ts';
 import { fieldErrorsOf, sendProblem, toProblem } from './problem.ts';
 import { problemMismatch } from './response-check.ts';
 
@@ -38,6 +39,8 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
       return new AppError('invalid_json', 'The body is not valid JSON.', {
         errors: [{ path: '', message: 'invalid JSON' }],
       });
+    case JSON_TOO_DEEP:
+      return jsonTooDeep('The body');
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError('unsupported_media_type', error.message);

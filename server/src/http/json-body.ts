@@ -1,9 +1,33 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors.ts';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 
 export const JSON_BODY_LIMIT = '1mb';
 
-const parseJson = express.json({ limit: JSON_BODY_LIMIT, strict: true, type: () => true });
+/** The body-parser error `type` of a body refused by `refuseDeepJson`. */
+export const JSON_TOO_DEEP = 'entity.too.deep';
+
+/**
+ * body-parser's `verify` hook: it sees the raw bytes before `JSON.parse`
+ * builds them into objects, so a body nesting deeper than `MAX_JSON_DEPTH`
+ * is refused unparsed. body-parser answers whatever `verify` throws as a 403
+ * keeping the thrown `type`; each surface's error handler maps that `type`
+ * to its own 400 (problem+json, RFC 6749, RFC 7591).
+ */
+export function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer): void {
+  if (jsonNestsDeeperThan(body)) {
+    throw Object.assign(new Error(`The body nests deeper than ${MAX_JSON_DEPTH} levels.`), { type: JSON_TOO_DEEP });
+  }
+}
+
+/** 400 `json_too_deep` for a body `refuseDeepJson` refused. */
+export function jsonTooDeep(what: string): AppError {
+  return new AppError('json_too_deep', `${what} nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+    errors: [{ path: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }],
+  });
+}
+
+const parseJson = express.json({ limit: JSON_BODY_LIMIT, strict: true, type: () => true, verify: refuseDeepJson });
 
 /** Whether the request says its body is JSON (`application/json` or a `+json` type). */
 export function isJson(req: Request): boolean {
@@ -19,7 +43,7 @@ export function notJson(req: Request, what: string): AppError {
 
 /**
  * For contract routes with a JSON body: refuse other media types with 415,
- * then parse (1 MiB at most, else 413). Runs after authentication so an
+ * then parse (1 MiB at most, else 413; deeper than `MAX_JSON_DEPTH`, 400). Runs after authentication so an
  * anonymous caller cannot make us read a large body.
  */
 export const jsonBody: RequestHandler = (req, res, next) => {

@@ -1,4 +1,11 @@
-import { API_TITLE, API_VERSION, contract, type RouteMetadata, SCOPE_DESCRIPTIONS } from '@pacer/contract';
+import {
+  ADMIN_SCOPES,
+  API_TITLE,
+  API_VERSION,
+  contract,
+  type RouteMetadata,
+  SCOPE_DESCRIPTIONS,
+} from '@pacer/contract';
 import { generateOpenApi } from '@ts-rest/open-api';
 import type { OpenAPIObject, OperationObject, ResponseObject, ResponsesObject, SchemaObject } from 'openapi3-ts';
 import { z } from 'zod';
@@ -40,7 +47,7 @@ function mapOperation(operation: OperationObject, route: { metadata?: unknown })
     ...(auth ? { security: [{ oauth2: [...auth.scopes] }] } : {}),
     ...(metadata?.session ? { security: [{ portalSession: [] }] } : {}),
     ...(metadata?.webhook ? { security: [{ webhookSecret: [] }, { webhookSecretQuery: [] }, {}] } : {}),
-    ...(metadata?.admin ? { security: [{ oauth2: [] }, { portalSession: [] }] } : {}),
+    ...(metadata?.admin ? { security: [{ oauth2: [...ADMIN_SCOPES] }, { portalSession: [] }] } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.ts';
 import { BEARER, bearerChallenge, INVALID_TOKEN_REASONS } from '../http/bearer-auth.ts';
 import { mcpResourceMetadataUrl } from '../http/oauth/discovery.router.ts';
 import { checkAccessToken, type TokenPrincipal } from '../modules/oauth/token.service.ts';
+import { consumeRateLimit, peekRateLimit, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 
 /**
  * Scopes named in the 401 challenge: what an assistant needs to read the
@@ -132,4 +133,35 @@ export function insufficientScope(config: Config, principal: TokenPrincipal, nee
     },
     body: { error: 'insufficient_scope', error_description: description },
   };
+}
+
+/** The window of `PACER_MCP_AUTH_FAILURES_PER_MINUTE`. */
+const AUTH_FAILURE_WINDOW_SECS = 60;
+
+const authFailureKey = (clientIp: string) => `mcp:auth-failures:${clientIp}`;
+
+/**
+ * Whether `clientIp` has spent its window of failed authentications: then
+ * every request from it, a valid token's too, is refused with 429 until the
+ * window ends, before its token is looked up (a peek: nothing is written).
+ * Undefined while the address may go on, or with the limit off.
+ */
+export async function authFailuresSpent(
+  deps: { readonly config: Config; readonly db: Db },
+  clientIp: string,
+): Promise<RateLimitResult | undefined> {
+  const limit = deps.config.mcp.authFailuresPerMinute;
+  if (limit === 0) return undefined;
+  const window = await peekRateLimit(deps.db, { key: authFailureKey(clientIp), limit });
+  return window && !window.allowed ? window : undefined;
+}
+
+/** Count one failed authentication (401) from `clientIp`; the verdict of its window, or undefined with the limit off. */
+export async function countAuthFailure(
+  deps: { readonly config: Config; readonly db: Db },
+  clientIp: string,
+): Promise<RateLimitResult | undefined> {
+  const limit = deps.config.mcp.authFailuresPerMinute;
+  if (limit === 0) return undefined;
+  return consumeRateLimit(deps.db, { key: authFailureKey(clientIp), limit, windowSecs: AUTH_FAILURE_WINDOW_SECS });
 }

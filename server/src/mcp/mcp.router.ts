@@ -18,14 +18,22 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { sha256Hex } from '../lib/crypto.ts';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Logger } from '../logger.ts';
 import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
-import { consumeRateLimits, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { consumeRateLimits, rateLimitHeaders, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { clientIpOf } from '../http/client-address.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
 import type { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 import { callTool, type ExecutionContext } from './execute.ts';
-import { authenticateMcp, insufficientScope, type McpAuthRefusal } from './mcp-auth.ts';
+import {
+  authenticateMcp,
+  authFailuresSpent,
+  countAuthFailure,
+  insufficientScope,
+  type McpAuthRefusal,
+} from './mcp-auth.ts';
 import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
 
 export const MCP_PATH = '/mcp';
@@ -149,12 +157,14 @@ function scopesNeeded(config: Config, principal: TokenPrincipal, call: ToolCallM
   return needed.some((scope) => !principal.scopes.includes(scope)) ? needed : [];
 }
 
-function readBody(req: Request): { ok: true; body: unknown } | { ok: false } {
+function readBody(req: Request): { ok: true; body: unknown } | { ok: false; tooDeep: boolean } {
+  const raw = req.body as Buffer | undefined;
+  // Measured before `JSON.parse` builds it: a few thousand levels overflow the stack of whatever walks it next.
+  if (raw && jsonNestsDeeperThan(raw)) return { ok: false, tooDeep: true };
   try {
-    const raw = req.body as Buffer | undefined;
     return { ok: true, body: JSON.parse(raw && raw.length > 0 ? raw.toString('utf8') : '') as unknown };
   } catch {
-    return { ok: false };
+    return { ok: false, tooDeep: false };
   }
 }
 
@@ -197,9 +207,20 @@ async function answerDirectly(
   return true;
 }
 
-function refuse(deps: McpDeps, res: Response, refusal: McpAuthRefusal): void {
-  recordMcpAuthFailure(deps.db, deps.logger, refusal.reason);
+function refuse(deps: McpDeps, res: Response, refusal: McpAuthRefusal, clientIp: string): void {
+  recordMcpAuthFailure(deps.db, deps.logger, { reason: refusal.reason, clientIp });
   sendRefusal(res, refusal);
+}
+
+/** 429 for an address that sent too many bad tokens (`PACER_MCP_AUTH_FAILURES_PER_MINUTE`), with `Retry-After`. */
+function refuseAddress(res: Response, window: RateLimitResult): void {
+  res.set(rateLimitHeaders(window));
+  sendJsonRpcError(
+    res,
+    429,
+    -32000,
+    `Too many failed authentications from this address; retry after ${String(window.resetSecs)} s.`,
+  );
 }
 
 // CORS for browser-based hosts on an allowed origin (the guard has refused every other origin).
@@ -267,7 +288,9 @@ function acceptPost(handlePost: PostHandler): RequestHandler {
 function readSingleMessage(req: Request, res: Response): { body: unknown } | undefined {
   const parsed = readBody(req);
   if (!parsed.ok) {
-    sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
+    // JSON-RPC 2.0 §5.1: -32700 for a body the server cannot parse, as the SDK's transport answers invalid JSON.
+    const reason = parsed.tooDeep ? `nests deeper than ${MAX_JSON_DEPTH} levels` : 'is not JSON';
+    sendJsonRpcError(res, 400, -32700, `Parse error: the body ${reason}.`);
     return undefined;
   }
   // MCP 2025-06-18 removed JSON-RPC batching; refusing it also keeps one call per rate-limit count.
@@ -289,7 +312,27 @@ interface Authorized {
 }
 
 /**
- * The token checked and, for tool calls, counted against its rate limit and
+ * Tool calls count against their token's window (`PACER_MCP_RATE_LIMIT_PER_MINUTE`) once the token
+ * proved valid: a random token never gets a window row of its own.
+ */
+async function countToolCalls(
+  deps: McpDeps,
+  authorization: string | undefined,
+  calls: readonly ToolCallMessage[],
+): Promise<RateLimitResult | undefined> {
+  const limit = deps.config.mcp.rateLimitPerMinute;
+  const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
+  if (calls.length === 0 || limit === 0 || bearer === undefined) return undefined;
+  const [window] = await consumeRateLimits(deps.db, {
+    windowSecs: RATE_LIMIT_WINDOW_SECS,
+    buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
+  });
+  return window;
+}
+
+/**
+ * The token checked (an address that sent too many bad ones gets 429) and,
+ * for tool calls, counted against its rate limit and
  * checked for the scopes each call needs. Undefined when refused (answered).
  */
 async function authorizeRequest(
@@ -300,30 +343,32 @@ async function authorizeRequest(
 ): Promise<Authorized | undefined> {
   const { config } = deps;
   const authorization = req.headers.authorization;
-  const limit = config.mcp.rateLimitPerMinute;
-  const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
-  // The token's window is bumped while the token is looked up: no extra round trip.
-  const counting: Promise<RateLimitResult | undefined> =
-    calls.length > 0 && limit > 0 && bearer !== undefined
-      ? consumeRateLimits(deps.db, {
-          windowSecs: RATE_LIMIT_WINDOW_SECS,
-          buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
-        }).then((results) => results[0])
-      : Promise.resolve(undefined);
-  const [auth, rateLimit] = await Promise.all([authenticateMcp(deps, authorization), counting]);
+  const clientIp = clientIpOf(req);
+  // The address's failure window is read while the token is looked up: no extra round trip.
+  const [auth, spent] = await Promise.all([authenticateMcp(deps, authorization), authFailuresSpent(deps, clientIp)]);
+  if (spent) {
+    refuseAddress(res, spent);
+    return undefined;
+  }
   if (!auth.ok) {
-    refuse(deps, res, auth.refusal);
+    const window = auth.refusal.status === 401 ? await countAuthFailure(deps, clientIp) : undefined;
+    if (window && !window.allowed) {
+      recordMcpAuthFailure(deps.db, deps.logger, { reason: auth.refusal.reason, clientIp });
+      refuseAddress(res, window);
+    } else {
+      refuse(deps, res, auth.refusal, clientIp);
+    }
     return undefined;
   }
   const { principal } = auth;
   for (const call of calls) {
     const needed = scopesNeeded(config, principal, call);
     if (needed.length > 0) {
-      refuse(deps, res, insufficientScope(config, principal, needed));
+      refuse(deps, res, insufficientScope(config, principal, needed), clientIp);
       return undefined;
     }
   }
-  return { principal, rateLimit };
+  return { principal, rateLimit: await countToolCalls(deps, authorization, calls) };
 }
 
 interface ToolHandlers {

@@ -1,8 +1,10 @@
 import express, { type RequestHandler } from 'express';
+import { MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
 import { OAuthProtocolError } from '../../modules/oauth/oauth-errors.ts';
+import { JSON_TOO_DEEP, refuseDeepJson } from '../json-body.ts';
 
 const parseForm = express.urlencoded({ extended: false, limit: '16kb' });
-const parseJson = express.json({ limit: '16kb' });
+const parseJson = express.json({ limit: '16kb', verify: refuseDeepJson });
 
 /**
  * OAuth endpoints take `application/x-www-form-urlencoded` (RFC 6749 §3.2)
@@ -11,6 +13,10 @@ const parseJson = express.json({ limit: '16kb' });
  */
 export const oauthBody: RequestHandler = (req, res, next) => {
   const done = (error?: unknown) => {
+    if ((error as { type?: unknown } | undefined)?.type === JSON_TOO_DEEP) {
+      next(new OAuthProtocolError('invalid_request', `the body nests deeper than ${MAX_JSON_DEPTH} levels`));
+      return;
+    }
     if (error) {
       next(new OAuthProtocolError('invalid_request', 'the body could not be parsed'));
       return;

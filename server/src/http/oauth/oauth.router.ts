@@ -20,6 +20,7 @@ import { bearerChallenge } from '../bearer-auth.ts';
 import { loadSession, pageHeaders } from '../pages/account.pages.ts';
 import { consentPage, untrustedRequestPage } from '../pages/consent.page.ts';
 import { csrfTokenFor, requireCsrf } from '../pages/csrf.ts';
+import { refuseAdminScopesForUser } from '../../modules/oauth/admin-scopes.ts';
 import { oauthBody } from './oauth-body.ts';
 
 export interface OAuthRouterDeps {
@@ -71,6 +72,7 @@ function showAuthorization(deps: OAuthRouterDeps): RequestHandler {
         res.redirect(303, `/login?next=${encodeURIComponent(req.originalUrl)}`);
         return;
       }
+      refuseAdminScopesForUser(request, user);
       if (await hasConsent(db, config, user.id, request)) {
         res.redirect(303, await approveAuthorization(db, config, user.id, request));
         return;
@@ -109,6 +111,7 @@ function decideAuthorization(deps: OAuthRouterDeps): RequestHandler {
         return;
       }
       if (params['decision'] === 'approve') {
+        refuseAdminScopesForUser(request, user);
         res.redirect(303, await approveAuthorization(db, config, user.id, request));
       } else {
         res.redirect(303, denialRedirectUrl(config, request));

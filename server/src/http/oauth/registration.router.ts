@@ -5,7 +5,9 @@ import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { rateLimitHeaders } from '../../modules/rate-limit/rate-limit.service.ts';
 import { registerDynamicClient, RegistrationError } from '../../modules/oauth/registration.service.ts';
+import { MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
 import { clientIpOf } from '../client-address.ts';
+import { JSON_TOO_DEEP, refuseDeepJson } from '../json-body.ts';
 import { REGISTRATION_PATH } from './discovery.router.ts';
 
 export interface RegistrationRouterDeps {
@@ -17,7 +19,7 @@ export interface RegistrationRouterDeps {
 /** Client metadata is a few hundred bytes; ten long redirect URIs stay far below this. */
 const BODY_LIMIT = '64kb';
 
-const parseJson = express.json({ limit: BODY_LIMIT, strict: true, type: () => true });
+const parseJson = express.json({ limit: BODY_LIMIT, strict: true, type: () => true, verify: refuseDeepJson });
 
 /**
  * Browser-based MCP clients register from another origin. The endpoint takes
@@ -52,6 +54,9 @@ function fromBodyParser(error: unknown): RegistrationError | undefined {
     return new RegistrationError('invalid_client_metadata', `The body is larger than ${BODY_LIMIT}.`, {
       appCode: 'payload_too_large',
     });
+  }
+  if (type === JSON_TOO_DEEP) {
+    return new RegistrationError('invalid_client_metadata', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   }
   if (typeof type === 'string' && /^(entity\.parse\.failed|encoding\.unsupported|charset\.unsupported)$/.test(type)) {
     return new RegistrationError('invalid_client_metadata', 'The body is not valid JSON.');

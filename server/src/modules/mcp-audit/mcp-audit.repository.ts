@@ -13,8 +13,22 @@ export async function insertMcpExecutions(db: DbOrTrx, executions: readonly McpE
     .execute();
 }
 
-export async function insertMcpAuthFailure(db: DbOrTrx, reason: string): Promise<void> {
-  await db.insertInto('mcpAuthFailures').values({ reason }).execute();
+export interface McpAuthFailure {
+  readonly reason: string;
+  readonly clientIp: string;
+}
+
+/** One more refused request in the current minute's row for its address and reason (created on the first). */
+export async function countMcpAuthFailure(db: DbOrTrx, failure: McpAuthFailure): Promise<void> {
+  await db
+    .insertInto('mcpAuthFailures')
+    .values({ reason: failure.reason, clientIp: failure.clientIp })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['at', 'clientIp', 'reason'])
+        .doUpdateSet((eb) => ({ count: eb('mcpAuthFailures.count', '+', 1) })),
+    )
+    .execute();
 }
 
 /** Housekeeping: records older than `before` (the stats window is at most 30 days). */

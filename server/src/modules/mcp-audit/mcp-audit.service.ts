@@ -1,7 +1,12 @@
 import type { Db } from '../../db/database.ts';
 import { outsideUnitOfWork } from '../../db/unit-of-work.ts';
 import type { Logger } from '../../logger.ts';
-import { insertMcpAuthFailure, insertMcpExecutions, type McpExecutionInsert } from './mcp-audit.repository.ts';
+import {
+  countMcpAuthFailure,
+  insertMcpExecutions,
+  type McpAuthFailure,
+  type McpExecutionInsert,
+} from './mcp-audit.repository.ts';
 
 /** How long a record may wait before its batch is written, and the most a batch holds. */
 const FLUSH_INTERVAL_MS = 250;
@@ -57,9 +62,13 @@ export class McpExecutionRecorder {
   }
 }
 
-/** Record a refused request on `/mcp` by reason (`missing_token`, `expired`, `client_not_allowed`, …). */
-export function recordMcpAuthFailure(db: Db, logger: Logger, reason: string): void {
-  insertMcpAuthFailure(db, reason).catch((error: unknown) =>
-    logger.warn({ err: error, reason }, 'could not record an MCP auth failure'),
+/**
+ * Count a refused request on `/mcp` by reason (`missing_token`, `expired`,
+ * `client_not_allowed`, …) and client address: one row per minute, address
+ * and reason holds the count, so a flood of bad tokens adds no row per request.
+ */
+export function recordMcpAuthFailure(db: Db, logger: Logger, failure: McpAuthFailure): void {
+  countMcpAuthFailure(db, failure).catch((error: unknown) =>
+    logger.warn({ err: error, reason: failure.reason }, 'could not record an MCP auth failure'),
   );
 }

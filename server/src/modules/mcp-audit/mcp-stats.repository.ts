@@ -100,7 +100,7 @@ export async function selectTopClients(db: DbOrTrx, since: Date, limit: number):
 export async function selectAuthFailureCounts(db: DbOrTrx, since: Date): Promise<ReasonCountRow[]> {
   return db
     .selectFrom('mcpAuthFailures')
-    .select((eb) => ['reason', eb.fn.countAll<number>().as('count')])
+    .select(['reason', sql<number>`sum(count)::int`.as('count')])
     .where('at', '>=', since)
     .groupBy('reason')
     .orderBy('reason')

@@ -1,4 +1,4 @@
-import { SCOPES, type Scope } from '@pacer/contract';
+import { SCOPES, type Scope, USER_SCOPES } from '@pacer/contract';
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { OauthClient, User } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
@@ -68,7 +68,8 @@ export async function createApp(db: Db, options: CreateAppOptions): Promise<Crea
     if (problem) throw AppError.validation('redirectUris', `${uri} ${problem}`);
   }
   const requested = parseScopes(options.scopes);
-  const scopes = requested.length > 0 ? requested : [...SCOPES];
+  // Administrator-only scopes are registered only when asked for.
+  const scopes = requested.length > 0 ? requested : [...USER_SCOPES];
 
   const owner = await findOwner(db, options);
   const clientSecret = options.isPublic ? undefined : generateSecret('pcs_');

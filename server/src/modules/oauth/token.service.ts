@@ -5,6 +5,7 @@ import { AppError } from '../../errors.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import { findUserByEmail } from '../accounts/user.repository.ts';
 import { ensureDeveloperClient, parseScopes } from './client.service.ts';
+import { refuseAdminScopesForDeveloperToken } from './admin-scopes.ts';
 import { type RateLimitResult, rateLimitResultsOf, type RateLimitsOptions } from '../rate-limit/rate-limit.service.ts';
 import {
   type AccessTokenRecord,
@@ -138,6 +139,7 @@ export async function issueDeveloperToken(db: Db, options: IssueDeveloperTokenOp
   const user = await findUserByEmail(db, options.email);
   if (!user) throw new AppError('not_found', `No user with e-mail ${options.email}.`);
   if (!user.active) throw new AppError('forbidden', `The account ${options.email} is deactivated.`);
+  refuseAdminScopesForDeveloperToken(scopes, user);
   const accessToken = generateSecret(ACCESS_TOKEN_PREFIX);
   const resource = options.resource ?? null;
   const client = await db.transaction().execute(async (trx) => {

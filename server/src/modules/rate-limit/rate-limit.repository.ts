@@ -69,6 +69,16 @@ export async function incrementCounters(
   return hitsInOrder(keys, rows);
 }
 
+/** The hits counted against `key` in its open window, counting none; undefined when no window is open. */
+export async function findOpenCounter(db: DbOrTrx, key: string): Promise<CounterHit | undefined> {
+  return db
+    .selectFrom('rateLimitCounters')
+    .select(['count', sql<number>`greatest(1, ceil(extract(epoch from expires_at - now())))::int`.as('resetSecs')])
+    .where('key', '=', key)
+    .where('expiresAt', '>', sql<Date>`now()`)
+    .executeTakeFirst();
+}
+
 /** Drop counters whose window ended before `before` (housekeeping; a stale row is reset on its next hit anyway). */
 export async function deleteCountersExpiredBefore(db: DbOrTrx, before: Date): Promise<number> {
   const result = await db.deleteFrom('rateLimitCounters').where('expiresAt', '<', before).executeTakeFirst();

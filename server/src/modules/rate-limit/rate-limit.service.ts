@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '../../db/database.ts';
-import { type CounterHit, incrementCounter, incrementCounters } from './rate-limit.repository.ts';
+import { type CounterHit, findOpenCounter, incrementCounter, incrementCounters } from './rate-limit.repository.ts';
 
 export interface RateLimitOptions {
   /** What is limited, e.g. `dcr:ip:203.0.113.7`. */
@@ -27,6 +27,19 @@ export async function consumeRateLimit(db: DbOrTrx, options: RateLimitOptions): 
   if (!Number.isInteger(options.limit) || options.limit < 1) throw new Error('rate limit must be at least 1');
   const hit = await incrementCounter(db, options.key, options.windowSecs);
   return resultOf(hit, options.limit);
+}
+
+/**
+ * The verdict `key`'s open window holds after its last counted hit, counting
+ * nothing (a limit on failures is looked at on every request and counted
+ * only on a failure); undefined when no window is open.
+ */
+export async function peekRateLimit(
+  db: DbOrTrx,
+  options: Omit<RateLimitOptions, 'windowSecs'>,
+): Promise<RateLimitResult | undefined> {
+  const hit = await findOpenCounter(db, options.key);
+  return hit ? resultOf(hit, options.limit) : undefined;
 }
 
 export interface RateLimitsOptions {
