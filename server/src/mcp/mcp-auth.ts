@@ -142,8 +142,8 @@ const authFailureKey = (clientIp: string) => `mcp:auth-failures:${clientIp}`;
 
 /**
  * Whether `clientIp` has spent its window of failed authentications: then
- * every request from it, a valid token's too, is refused with 429 until the
- * window ends, before its token is looked up (a peek: nothing is written).
+ * every request from it whose token fails is refused with 429 until the
+ * window ends, neither counted nor recorded (a peek: nothing is written).
  * Undefined while the address may go on, or with the limit off.
  */
 export async function authFailuresSpent(

@@ -346,11 +346,14 @@ async function authorizeRequest(
   const clientIp = clientIpOf(req);
   // The address's failure window is read while the token is looked up: no extra round trip.
   const [auth, spent] = await Promise.all([authenticateMcp(deps, authorization), authFailuresSpent(deps, clientIp)]);
-  if (spent) {
-    refuseAddress(res, spent);
-    return undefined;
-  }
   if (!auth.ok) {
+    // A spent address's bad tokens are refused without being counted or recorded again. Its valid
+    // tokens still pass: hosted assistants reach us from a few shared addresses, and one bad actor
+    // behind the same address must not shut out every user there.
+    if (spent) {
+      refuseAddress(res, spent);
+      return undefined;
+    }
     const window = auth.refusal.status === 401 ? await countAuthFailure(deps, clientIp) : undefined;
     if (window && !window.allowed) {
       recordMcpAuthFailure(deps.db, deps.logger, { reason: auth.refusal.reason, clientIp });
