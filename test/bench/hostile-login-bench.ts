@@ -21,19 +21,16 @@
  * PACER_BENCH_ATTACK_ADDRESSES (how many addresses they come from, default one each; 1: the issue's
  * attacker on one machine, whose sign-ins past the address's free attempts are refused unhashed).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { BENCH_REPO, freePort, runPacer, spawnPacer, waitReady } from './bench-checkout.ts';
 import { round, sleep, spreadOf } from './bench-support.ts';
 
-const REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.join(import.meta.dirname, '../..'));
-const MAIN = path.join(REPO, 'server/src/main.ts');
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
 const ROUNDS = Number(process.env['PACER_BENCH_ROUNDS'] ?? 3);
 const ATTACKERS = Number(process.env['PACER_BENCH_ATTACKERS'] ?? 50);
 /** How many addresses the attackers share (default: each its own). */
@@ -90,41 +87,6 @@ async function postLogin(base: string, login: PreparedLogin): Promise<{ ms: numb
   return { ms: performance.now() - started, status: res.status };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('port'))));
-    });
-  });
-}
-
-function run(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], { cwd: REPO, env });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`pacer ${args[0]}: ${out}`))));
-  });
-}
-
-async function waitReady(base: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error('the server exited before it was ready');
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(50);
-  }
-  throw new Error('the server was not ready after 60 s');
-}
-
 /** A fresh set of addresses for each flood, so no flood finds its addresses locked by an earlier one. */
 function attackerAddress(round: number, flood: number, index: number): string {
   return `203.${flood}.${113 + round}.${(index % ADDRESSES) + 1}`;
@@ -157,9 +119,9 @@ async function main(): Promise<void> {
   try {
     const email = 'runner@example.com';
     const password = randomBytes(12).toString('hex');
-    await run(env, ['user:create', '--email', email, '--password', password, '--json']);
-    server = spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], { cwd: REPO, env, stdio: 'ignore' });
-    await waitReady(base, server);
+    await runPacer(env, ['user:create', '--email', email, '--password', password, '--json']);
+    server = spawnPacer(env);
+    await waitReady(base, server, { timeoutMs: 60_000 });
     const browser = new Jar();
     const first = await postLogin(base, await prepareLogin(base, email, password, { jar: browser }));
     if (first.status !== 303) throw new Error(`the real user could not sign in: ${first.status}`);
@@ -202,7 +164,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         '',
-        `Sign-in under ${ATTACKERS} concurrent wrong sign-ins from ${ADDRESSES} address(es), ${REPO} (min / median / max over ${ROUNDS} rounds)`,
+        `Sign-in under ${ATTACKERS} concurrent wrong sign-ins from ${ADDRESSES} address(es), ${BENCH_REPO} (min / median / max over ${ROUNDS} rounds)`,
         line('idle                       ', idle),
         line('under attack, known browser', known),
         line('under attack, new browser  ', fresh),

@@ -16,7 +16,7 @@
  * Run: node --experimental-strip-types --disable-warning=ExperimentalWarning
  *      --conditions=pacer-source test/bench/hostile-surface-bench.ts
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import net from 'node:net';
@@ -24,10 +24,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { BENCH_REPO, freePort, runPacerJson, spawnPacer, waitReady } from './bench-checkout.ts';
 import { round, sleep } from './bench-support.ts';
 
-const REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? process.cwd());
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
 const ROUNDS = 3;
 const DRIP_CAP_S = Number(process.env['PACER_BENCH_DRIP_CAP_S'] ?? 400);
 const ADMIN_URL = process.env['DATABASE_URL'];
@@ -37,45 +36,6 @@ function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL as string);
   url.pathname = `/${name}`;
   return url.toString();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('port'))));
-    });
-  });
-}
-
-function runCli(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, 'server/src/main.ts', ...args], { cwd: REPO, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(JSON.parse(stdout) as Record<string, unknown>)
-        : reject(new Error(`${args[0] ?? ''}: ${stderr}`)),
-    );
-  });
-}
-
-async function waitReady(url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const ok = await fetch(`${url}/readyz`).then(
-      (res) => res.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    await sleep(200);
-  }
-  throw new Error('the server did not become ready');
 }
 
 function spread(values: readonly number[]): string {
@@ -196,16 +156,12 @@ async function main(): Promise<void> {
   let server: ChildProcess | undefined;
   const pool = new pg.Pool({ connectionString: databaseUrl(name), max: 2 });
   try {
-    server = spawn(process.execPath, [...NODE_FLAGS, 'server/src/main.ts', 'start'], {
-      cwd: REPO,
-      env,
-      stdio: 'ignore',
-    });
-    await waitReady(url);
+    server = spawnPacer(env);
+    await waitReady(url, server);
     const email = `bench-${randomBytes(3).toString('hex')}@example.test`;
-    await runCli(env, ['user:create', '--email', email, '--password', 'a long bench password', '--json']);
+    await runPacerJson(env, ['user:create', '--email', email, '--password', 'a long bench password']);
     const field = (key: string) => (res: Record<string, unknown>) => String(res[key]);
-    const mcpToken = await runCli(env, [
+    const mcpToken = await runPacerJson<Record<string, unknown>>(env, [
       'token:create',
       '--email',
       email,
@@ -213,13 +169,16 @@ async function main(): Promise<void> {
       'profile:read',
       '--resource',
       `${url}/mcp`,
-      '--json',
     ]).then(field('access_token'));
-    const restToken = await runCli(env, ['token:create', '--email', email, '--scope', 'health:write', '--json']).then(
-      field('access_token'),
-    );
+    const restToken = await runPacerJson<Record<string, unknown>>(env, [
+      'token:create',
+      '--email',
+      email,
+      '--scope',
+      'health:write',
+    ]).then(field('access_token'));
 
-    console.log(`checkout: ${REPO}`);
+    console.log(`checkout: ${BENCH_REPO}`);
     const attackRows: number[] = [];
     const referenceRows: number[] = [];
     for (let roundIndex = 0; roundIndex < ROUNDS; roundIndex += 1) {

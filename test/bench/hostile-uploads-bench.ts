@@ -23,21 +23,17 @@
  * same size) with no attack. Printed: min/median/max over the rounds, the
  * ratio of the medians, and what the attack uploads were answered.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { buildFitActivity, rideSamples, tinyRecordFlood } from '../support/fit-fixtures.ts';
-import { round, sleep, spreadOf, type Spread } from './bench-support.ts';
+import { BENCH_REPO, freePort, runPacer, runPacerJson, spawnPacer, waitReady } from './bench-checkout.ts';
+import { round, spreadOf, type Spread } from './bench-support.ts';
 
-const REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.join(import.meta.dirname, '../..'));
-const MAIN = path.join(REPO, 'server/src/main.ts');
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
 const ROUNDS = Number(process.env['PACER_BENCH_ROUNDS'] ?? 3);
 const ATTACK_FILES = 5;
 /** Longest wait for one round's attack answers (the code before the change needed ~100 s for five). */
@@ -53,54 +49,18 @@ function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
-      );
-    });
-  });
-}
-
-function run(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], { cwd: REPO, env, stdio: 'pipe' });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`pacer ${args[0]} exited with ${code}:\n${err}${out}`)),
-    );
-  });
-}
-
 /** A user and a `workout:write` token, through the CLI as an operator makes them. */
 async function userWithToken(env: NodeJS.ProcessEnv, prefix: string): Promise<string> {
   const email = `${prefix}-${randomBytes(4).toString('hex')}@example.com`;
-  await run(env, ['user:create', `--email=${email}`, `--password=${randomBytes(12).toString('hex')}`, '--json']);
-  const out = await run(env, ['token:create', '--email', email, '--scope', 'workout:write', '--json']);
-  const last = out.trim().split('\n').at(-1) ?? '';
-  return (JSON.parse(last) as { access_token: string }).access_token;
-}
-
-async function waitReady(url: string, child: ChildProcess, tail: () => string): Promise<void> {
-  const deadline = performance.now() + 120_000;
-  while (performance.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited:\n${tail()}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(50);
-  }
-  throw new Error(`the server was not ready in 120 s:\n${tail()}`);
+  await runPacer(env, ['user:create', `--email=${email}`, `--password=${randomBytes(12).toString('hex')}`, '--json']);
+  const token = await runPacerJson<{ access_token: string }>(env, [
+    'token:create',
+    '--email',
+    email,
+    '--scope',
+    'workout:write',
+  ]);
+  return token.access_token;
 }
 
 interface Upload {
@@ -223,7 +183,7 @@ async function main(): Promise<void> {
     PACER_SECRET_KEY: randomBytes(32).toString('base64'),
   };
   const lines: string[] = [];
-  const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], { cwd: REPO, env, stdio: 'pipe' });
+  const child = spawnPacer(env, 'pipe');
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString().split('\n').filter(Boolean));
     lines.splice(0, Math.max(0, lines.length - 30));
@@ -250,12 +210,12 @@ async function main(): Promise<void> {
     });
   }
   try {
-    await waitReady(url, child, () => lines.join('\n'));
+    await waitReady(url, child, { output: () => lines.join('\n') });
     const attackerToken = await userWithToken(env, 'attacker');
     const athleteToken = await userWithToken(env, 'athlete');
     const flood = tinyRecordFlood(5_000_000);
     const sample = smallRide();
-    log(`server: ${REPO} (npm start: role all, default limits), database ${name} (dropped at the end)`);
+    log(`server: ${BENCH_REPO} (npm start: role all, default limits), database ${name} (dropped at the end)`);
     log(`crafted file: ${flood.length} bytes, 5 000 000 records; the other athlete's file: ${sample.length} bytes`);
 
     // Warm-up: the first upload starts the decoder worker.

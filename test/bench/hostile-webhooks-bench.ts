@@ -19,20 +19,17 @@
  *   PACER_BENCH_REPO=/work/main node --experimental-strip-types \
  *     --disable-warning=ExperimentalWarning --conditions=pacer-source test/bench/hostile-webhooks-bench.ts
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { round, sleep, spreadOf } from './bench-support.ts';
+import { BENCH_REPO, freePort, runPacerJson, spawnPacer, waitReady } from './bench-checkout.ts';
+import { round, spreadOf } from './bench-support.ts';
 
-const ROOT = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.resolve(import.meta.dirname, '../..'));
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
-const MAIN = path.join(ROOT, 'server/src/main.ts');
 const ROUNDS = 3;
 const POSTS = 300;
 const IN_FLIGHT = 6;
@@ -62,49 +59,11 @@ async function cleanup(): Promise<void> {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-function run(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], { cwd: ROOT, env, stdio: 'pipe' });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`pacer ${args[0]} exited ${code}:\n${out}`)),
-    );
-  });
-}
-
-/** `npm run pacer -- <args> --json`: the last line of its output. */
-async function cli<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> {
-  const out = await run(env, [...args, '--json']);
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '') as T;
-}
-
 async function startServer(env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], { cwd: ROOT, env, stdio: 'ignore' });
+  const child = spawnPacer(env);
   children.add(child);
-  const deadline = performance.now() + 60_000;
-  while (performance.now() < deadline) {
-    if (child.exitCode !== null) throw new Error('the server exited before it was ready');
-    const ok = await fetch(`${url}/readyz`)
-      .then((response) => response.status === 200)
-      .catch(() => false);
-    if (ok) return child;
-    await sleep(100);
-  }
-  throw new Error('the server was not ready within 60 s');
+  await waitReady(url, child, { timeoutMs: 60_000 });
+  return child;
 }
 
 /** One POST from `localAddress`; its status. */
@@ -188,16 +147,23 @@ async function main(): Promise<void> {
     PACER_ROLE: 'all',
     PACER_LOG_LEVEL: 'warn',
   };
-  process.stdout.write(`hostile webhooks bench: server from ${ROOT}, database ${benchDatabase}\n`);
+  process.stdout.write(`hostile webhooks bench: server from ${BENCH_REPO}, database ${benchDatabase}\n`);
   await startServer(env, url);
   const pool = new pg.Pool({ connectionString: databaseUrl.toString(), max: 2 });
   try {
     const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
-    await cli(env, ['user:create', '--email', email, '--password', randomBytes(16).toString('hex'), '--admin']);
+    await runPacerJson(env, [
+      'user:create',
+      '--email',
+      email,
+      '--password',
+      randomBytes(16).toString('hex'),
+      '--admin',
+    ]);
     const attacks: Phase[] = [];
     const references: Phase[] = [];
     for (let index = 0; index < ROUNDS; index++) {
-      const app = await cli<{ clientId: string; webhookSecret: string }>(env, [
+      const app = await runPacerJson<{ clientId: string; webhookSecret: string }>(env, [
         'app:create',
         '--name',
         `Bench app ${index}`,

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { sleep } from './bench-support.ts';
+
+/**
+ * The checkout whose server the attack benches (`npm run bench:hostile`)
+ * start: `PACER_BENCH_REPO`, else this one. Pointing it at a checkout of the
+ * code before a change measures that code with the same script.
+ */
+export const BENCH_REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.join(import.meta.dirname, '../..'));
+
+const MAIN = path.join(BENCH_REPO, 'server/src/main.ts');
+/** The flags `npm start` and `npm run pacer` run the server with (package.json). */
+const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
+
+/** A port nothing listens on now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
+      );
+    });
+  });
+}
+
+/** `npm run pacer -- <args>` of BENCH_REPO: what it printed, or a rejection that quotes it. */
+export function runPacer(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], { cwd: BENCH_REPO, env, stdio: 'pipe' });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`pacer ${args[0] ?? ''} exited with ${String(code)}:\n${out}`)),
+    );
+  });
+}
+
+/** `runPacer` with `--json`: the object on the last line it printed. */
+export async function runPacerJson<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> {
+  const out = await runPacer(env, [...args, '--json']);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '') as T;
+}
+
+/** `npm start` of BENCH_REPO with `env`; the child process, not waited for. */
+export function spawnPacer(env: NodeJS.ProcessEnv, stdio: StdioOptions = 'ignore'): ChildProcess {
+  return spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], { cwd: BENCH_REPO, env, stdio });
+}
+
+/** Resolves once `baseUrl/readyz` answers 200; rejects when `child` exits first or `timeoutMs` passes. */
+export async function waitReady(
+  baseUrl: string,
+  child: ChildProcess,
+  options: { readonly timeoutMs?: number; readonly output?: () => string } = {},
+): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const output = () => (options.output ? `:\n${options.output()}` : '');
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server exited before it was ready${output()}`);
+    const ready = await fetch(`${baseUrl}/readyz`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) return;
+    await sleep(50);
+  }
+  throw new Error(`the server was not ready within ${String(timeoutMs / 1000)} s${output()}`);
+}
