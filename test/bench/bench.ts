@@ -61,7 +61,6 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -88,6 +87,7 @@ import {
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
 import { latencyStats, type LatencyStats, round, sleep } from './bench-support.ts';
+import { freePort } from './bench-checkout.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
@@ -287,19 +287,6 @@ interface ServerProcess {
   readonly exited: () => boolean;
   /** SIGTERM, wait for exit (SIGKILL after STOP_TIMEOUT_MS); ms from signal to exit. */
   stop(): Promise<number>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
-      );
-    });
-  });
 }
 
 function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
