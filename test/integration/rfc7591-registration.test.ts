@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { discoverAuthorizationServerMetadata, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthClientInformationFullSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { MCP_SCOPES } from '@pacer/contract';
@@ -6,16 +6,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../server/src/db/database.ts';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { insertDcrClientIfMissing } from '../../server/src/modules/oauth/client.repository.ts';
-import { registrationKeyOf } from '../../server/src/modules/oauth/registration.service.ts';
+import { DCR_AUTH_METHODS, registrationKeyOf } from '../../server/src/modules/oauth/registration.service.ts';
 import { consumeRateLimit } from '../../server/src/modules/rate-limit/rate-limit.service.ts';
 import { makeUser } from '../support/factories.ts';
 import { asProblem, call, corsPreflight, type JsonResponse } from '../support/http.ts';
+import {
+  authorizationRequest,
+  authorizeAs,
+  clientRequest,
+  type ClientAuth,
+  type CookieJar,
+  exchangeCode,
+  pkcePair,
+  registerClient as registerOperatorApp,
+  type RequestingClient,
+  signIn,
+} from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /**
  * RFC 7591 dynamic client registration at `POST /api/oauth/register`:
- * - §2 client metadata: `redirect_uris`, `client_name`,
- *   `token_endpoint_auth_method` (DCR clients are public: `none`),
+ * - §2 client metadata: `redirect_uris`, `client_name` (optional: a name is
+ *   derived from the redirect URIs), `token_endpoint_auth_method` (`none`,
+ *   the default here, or `client_secret_post` / `client_secret_basic`, which
+ *   get a secret of their own that then authenticates at the token,
+ *   revocation and introspection endpoints; others refused),
  *   `grant_types` / `response_types` and their §2.1 consistency, `scope`
  *   (known scopes of the MCP allowlist, specification §5.3); metadata the
  *   server does not understand is ignored;
@@ -26,8 +41,10 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
  * Redirect URIs (RFC 8252 §7): https, http on loopback, and private-use
  * schemes in reverse-domain form (§7.1, §8.4) or of a known MCP host, so the
  * registrations Cursor, Claude and ChatGPT send are accepted as they are.
- * Pacer's rules (specification §4.2, §5.4): one shared client per client name
- * and normalized redirect-URI set (loopback ports ignored, RFC 8252 §7.3),
+ * Pacer's rules (specification §4.2, §5.4): one shared public client per client name
+ * and normalized redirect-URI set (loopback ports ignored, RFC 8252 §7.3), never
+ * a shared confidential one, no remembered consent for a confidential DCR client
+ * sent to a loopback redirect (RFC 6749 §10.2, RFC 8252 §8.6),
  * also under concurrent registrations (other names: hostile-consent.test.ts); owner order (owner user id, owner e-mail, first
  * admin) and 503 `temporarily_unavailable` without one; DCR disabled -> 404
  * and no `registration_endpoint` in RFC 8414 metadata; a per-IP rate limit
@@ -44,6 +61,8 @@ interface Registration {
   response_types: string[];
   token_endpoint_auth_method: string;
   scope: string;
+  client_secret?: string;
+  client_secret_expires_at?: number;
 }
 interface RegistrationFailure {
   error: string;
@@ -254,12 +273,14 @@ describe('RFC 7591 §3.2.2 refusals', () => {
   });
 
   it.each<[string, Record<string, unknown>]>([
-    ['no client_name', { client_name: undefined }],
     ['an empty client_name', { client_name: '  ' }],
     ['a client_name over 200 characters', { client_name: 'x'.repeat(201) }],
     ['a client_name that is not a string', { client_name: 7 }],
-    ['token_endpoint_auth_method client_secret_basic', { token_endpoint_auth_method: 'client_secret_basic' }],
-    ['token_endpoint_auth_method client_secret_post', { token_endpoint_auth_method: 'client_secret_post' }],
+    ['token_endpoint_auth_method private_key_jwt', { token_endpoint_auth_method: 'private_key_jwt' }],
+    ['token_endpoint_auth_method client_secret_jwt', { token_endpoint_auth_method: 'client_secret_jwt' }],
+    ['token_endpoint_auth_method tls_client_auth', { token_endpoint_auth_method: 'tls_client_auth' }],
+    ['a token_endpoint_auth_method that is not a string', { token_endpoint_auth_method: ['client_secret_post'] }],
+    ['a token_endpoint_auth_method in another case', { token_endpoint_auth_method: 'Client_Secret_Post' }],
     ['grant type client_credentials', { grant_types: ['authorization_code', 'client_credentials'] }],
     ['grant type implicit', { grant_types: ['implicit'] }],
     ['grant types without authorization_code for response type code (§2.1)', { grant_types: ['refresh_token'] }],
@@ -603,5 +624,254 @@ describe('rate limit per IP (PACER_DCR_RATE_LIMIT_PER_HOUR)', () => {
       expect(res.headers.get('ratelimit-limit')).toBeNull();
     }
     expect(new Set(statuses)).toEqual(new Set([201]));
+  });
+});
+
+describe('RFC 7591 registration of a confidential client (client_secret_post, client_secret_basic)', () => {
+  let jar: CookieJar;
+  beforeAll(async () => {
+    jar = await signIn(server.url, admin.email);
+  });
+
+  const registerConfidential = async (method: string, redirectUri: string, clientName = 'Secret client') => {
+    const res = await register(server.url, {
+      client_name: clientName,
+      redirect_uris: [redirectUri],
+      token_endpoint_auth_method: method,
+    });
+    expect(res.status).toBe(201);
+    return res.body;
+  };
+  const asClient = (registration: Registration): RequestingClient => ({
+    clientId: registration.client_id,
+    clientSecret: registration.client_secret,
+  });
+  /** The signed-in admin opens the MCP authorization request of `clientId`; `decision` on a consent page. */
+  const authorize = (
+    clientId: string,
+    redirectUri: string,
+    decision: 'approve' | 'stop',
+    extra: Record<string, string> = {},
+  ) =>
+    authorizeAs(
+      jar,
+      authorizationRequest(
+        server.url,
+        { clientId, redirectUri },
+        { scope: 'health:read', resource: server.config.mcpResource, ...extra },
+      ),
+      decision,
+    );
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+  it.each(['client_secret_post', 'client_secret_basic'])(
+    '§3.2.1: %s gets a secret, answered once with client_secret_expires_at 0 and stored only as its SHA-256 hash',
+    async (method) => {
+      const redirectUri = uniqueUri();
+      const res = await register(server.url, {
+        client_name: 'Simple OAuth MCP Client',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: method,
+      });
+      expect(res.status).toBe(201);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.body).toEqual({
+        client_id: expect.stringMatching(/^pc_/),
+        client_id_issued_at: expect.any(Number),
+        client_name: 'Simple OAuth MCP Client',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: method,
+        scope: MCP_SCOPES.join(' '),
+        client_secret: expect.stringMatching(/^pcs_.{32,}/),
+        client_secret_expires_at: 0,
+      });
+      expect(() => OAuthClientInformationFullSchema.parse(res.body)).not.toThrow();
+
+      const stored = await clientById(server.db, res.body.client_id);
+      expect(stored).toMatchObject({ kind: 'dcr', isPublic: false, scopes: [...MCP_SCOPES], ownerUserId: admin.id });
+      expect(stored.clientSecretHash).toBe(sha256(res.body.client_secret ?? ''));
+      expect(JSON.stringify(stored)).not.toContain(res.body.client_secret);
+    },
+  );
+
+  it.each<[string, ClientAuth]>([
+    ['client_secret_post', 'post'],
+    ['client_secret_basic', 'basic'],
+  ])(
+    'a client registered with %s exchanges its code, refreshes, introspects and revokes with its secret; a wrong or missing secret is 401 invalid_client',
+    async (method, clientAuth) => {
+      const redirectUri = uniqueUri();
+      const registration = await registerConfidential(method, redirectUri);
+      const client = { ...asClient(registration), redirectUri };
+      const { verifier, challenge } = pkcePair();
+      const approved = await authorize(client.clientId, redirectUri, 'approve', { code_challenge: challenge });
+      const code = approved.location?.searchParams.get('code');
+      if (!code) throw new Error(`no code: ${approved.status} ${approved.body.slice(0, 300)}`);
+      const grant = { code, verifier };
+      const resource = { resource: server.config.mcpResource };
+
+      const wrong = await exchangeCode(server.url, { ...client, clientSecret: 'pcs_wrong' }, grant, resource, {
+        clientAuth,
+      });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body['error']).toBe('invalid_client');
+      const missing = await exchangeCode(server.url, client, grant, resource, { clientAuth: 'none' });
+      expect(missing.status).toBe(401);
+      expect(missing.body['error']).toBe('invalid_client');
+
+      const tokens = await exchangeCode(server.url, client, grant, resource, { clientAuth });
+      expect(tokens.status).toBe(200);
+      const accessToken = String(tokens.body['access_token']);
+      const refreshed = await clientRequest(
+        server.url,
+        client,
+        { grant_type: 'refresh_token', refresh_token: String(tokens.body['refresh_token']) },
+        { clientAuth },
+      );
+      expect(refreshed.status).toBe(200);
+      const newAccess = String(refreshed.body['access_token']);
+
+      const introspect = (token: string) =>
+        clientRequest(server.url, client, { token }, { clientAuth, form: true, path: '/api/oauth/introspect' });
+      expect((await introspect(newAccess)).body).toMatchObject({ active: true, client_id: client.clientId });
+      const revoked = await clientRequest(
+        server.url,
+        client,
+        { token: newAccess },
+        { clientAuth, form: true, path: '/api/oauth/revoke' },
+      );
+      expect(revoked.status).toBe(200);
+      expect((await introspect(newAccess)).body).toEqual({ active: false });
+      expect((await introspect(accessToken)).body).toEqual({ active: false });
+      const strangerIntrospects = await clientRequest(
+        server.url,
+        { ...client, clientSecret: 'pcs_wrong' },
+        { token: newAccess },
+        { clientAuth, form: true, path: '/api/oauth/introspect' },
+      );
+      expect(strangerIntrospects.status).toBe(401);
+    },
+  );
+
+  it('is never shared: an exact repeat gets another client and secret, and public registrations of the same name and URIs get neither', async () => {
+    const redirectUri = `http://127.0.0.1:8090/callback-${randomBytes(4).toString('hex')}`;
+    const first = await registerConfidential('client_secret_post', redirectUri, 'Twin client');
+    const second = await registerConfidential('client_secret_post', redirectUri, 'Twin client');
+    const basic = await registerConfidential('client_secret_basic', redirectUri, 'Twin client');
+    const ids = [first.client_id, second.client_id, basic.client_id];
+    expect(new Set(ids).size).toBe(3);
+    expect(new Set([first.client_secret, second.client_secret, basic.client_secret]).size).toBe(3);
+
+    // One registration's secret does not authenticate another's client.
+    const crossed = await clientRequest(
+      server.url,
+      { clientId: second.client_id, clientSecret: first.client_secret },
+      { token: 'pat_unknown' },
+      { form: true, path: '/api/oauth/introspect' },
+    );
+    expect(crossed.status).toBe(401);
+
+    const publicOne = await register(server.url, { client_name: 'Twin client', redirect_uris: [redirectUri] });
+    const publicTwo = await register(server.url, { client_name: 'Twin client', redirect_uris: [redirectUri] });
+    expect(ids).not.toContain(publicOne.body.client_id);
+    expect(publicTwo.body.client_id).toBe(publicOne.body.client_id);
+    expect(publicOne.body.client_secret).toBeUndefined();
+    expect((await clientById(server.db, publicOne.body.client_id)).isPublic).toBe(true);
+    const third = await registerConfidential('client_secret_post', redirectUri, 'Twin client');
+    expect([...ids, publicOne.body.client_id]).not.toContain(third.client_id);
+  });
+
+  it('a confidential DCR client sent back to a loopback redirect is asked every time (its self-issued secret proves no identity); one sent to https keeps remembered consent', async () => {
+    const loopback = `http://127.0.0.1:8090/callback-${randomBytes(4).toString('hex')}`;
+    const local = await registerConfidential('client_secret_post', loopback);
+    expect((await authorize(local.client_id, loopback, 'approve')).location?.searchParams.get('code')).toBeTruthy();
+    const again = await authorize(local.client_id, loopback, 'stop');
+    expect(again.status).toBe(200);
+    expect(again.body).toContain('Pacer asks each time this app connects');
+    const silent = await authorize(local.client_id, loopback, 'stop', { prompt: 'none' });
+    expect(silent.location?.searchParams.get('error')).toBe('consent_required');
+    expect(silent.location?.searchParams.get('code')).toBeNull();
+
+    const https = uniqueUri();
+    const web = await registerConfidential('client_secret_post', https);
+    expect((await authorize(web.client_id, https, 'approve')).location?.searchParams.get('code')).toBeTruthy();
+    const remembered = await authorize(web.client_id, https, 'stop');
+    expect(remembered.location?.searchParams.get('code')).toBeTruthy();
+
+    // An operator-registered confidential app at the same kind of address keeps it: the operator vouched for it.
+    const operatorApp = await registerOperatorApp(server.db, admin, { redirectUri: loopback, name: 'Operator app' });
+    const { clientId, redirectUri } = operatorApp;
+    expect((await authorize(clientId, redirectUri, 'approve')).location?.searchParams.get('code')).toBeTruthy();
+    expect((await authorize(clientId, redirectUri, 'stop')).location?.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('RFC 8414 metadata advertises every token endpoint auth method registration accepts', async () => {
+    const res = await call<{ token_endpoint_auth_methods_supported: string[] }>(
+      server.url,
+      'GET',
+      '/.well-known/oauth-authorization-server',
+    );
+    expect(res.body.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining([...DCR_AUTH_METHODS]));
+  });
+});
+
+describe('registration without client_name (optional, RFC 7591 §2)', () => {
+  it.each<[string, string, string]>([
+    ['a localhost callback', 'http://localhost:33418/oauth/callback', 'App at localhost'],
+    ['a 127.0.0.1 callback', 'http://127.0.0.1:5555/cb', 'App at 127.0.0.1'],
+    ['an https callback', 'https://Claude.ai/api/mcp/auth_callback', 'App at claude.ai'],
+    ['an https callback on a port', 'https://tools.example:8443/cb', 'App at tools.example:8443'],
+    ['a reverse-domain app scheme', 'com.example.app:/callback', 'App (com.example.app)'],
+    ['a known host scheme', 'cursor://anysphere.cursor-mcp/oauth/callback', 'App (cursor)'],
+    ['a host a name could not claim', 'https://pacer-login.example/cb', 'Unnamed app'],
+  ])('%s is registered under a name derived from it', async (_case, redirectUri, expected) => {
+    const res = await register(server.url, { redirect_uris: [redirectUri] });
+    expect(res.status).toBe(201);
+    expect(res.body.client_name).toBe(expected);
+    expect((await clientById(server.db, res.body.client_id)).name).toBe(expected);
+  });
+
+  it('the derived name does not depend on URI order or loopback port, so nameless repeats share one client', async () => {
+    const path = `/cb-${randomBytes(4).toString('hex')}`;
+    const first = await register(server.url, {
+      redirect_uris: [`https://app-${path.slice(4)}.example${path}`, `http://localhost:40001${path}`],
+    });
+    const second = await register(server.url, {
+      redirect_uris: [`http://localhost:40002${path}`, `https://app-${path.slice(4)}.example${path}`],
+    });
+    expect(second.body.client_id).toBe(first.body.client_id);
+    expect(second.body.client_name).toBe(first.body.client_name);
+  });
+
+  it('a confidential registration without client_name gets a derived name too', async () => {
+    const res = await register(server.url, {
+      redirect_uris: ['http://localhost:8090/callback'],
+      token_endpoint_auth_method: 'client_secret_post',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.client_name).toBe('App at localhost');
+    expect(res.body.client_secret).toEqual(expect.any(String));
+  });
+
+  it('the consent page shows the derived name marked as unverified, with the host the answer goes to', async () => {
+    const jar = await signIn(server.url, admin.email);
+    const redirectUri = `http://localhost:5555/cb-${randomBytes(4).toString('hex')}`;
+    const res = await register(server.url, { redirect_uris: [redirectUri] });
+    const page = await authorizeAs(
+      jar,
+      authorizationRequest(
+        server.url,
+        { clientId: res.body.client_id, redirectUri },
+        { resource: server.config.mcpResource },
+      ),
+      'stop',
+    );
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<strong>Unverified app:</strong> <q>App at localhost</q>');
+    expect(page.body).toContain('<strong>localhost:5555</strong>');
   });
 });

@@ -78,8 +78,10 @@ export interface OauthClientsTable {
   webhookSecretSealed: ColumnType<string | null, string | null | undefined, string | null>;
   /**
    * DCR clients only: hash of the client name and the normalized redirect-URI
-   * set; registrations with the same name and set share the client (unique
-   * where `kind = 'dcr'`; `registrationKeyOf` in registration.service.ts).
+   * set; public registrations with the same name and set share the client
+   * (unique where `kind = 'dcr'`; `registrationKeyOf` in
+   * registration.service.ts). A confidential DCR client's key hashes its own
+   * client id instead, so it is never shared (`confidentialKeyOf`).
    */
   registrationKey: string | null;
   createdAt: DefaultedTimestamp;

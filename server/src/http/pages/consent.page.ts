@@ -54,8 +54,9 @@ export function consentPage(request: AuthorizationRequest, csrf: string, mcpReso
 function unverifiedNotice(request: AuthorizationRequest, host: string): SafeHtml | undefined {
   if (request.client.kind !== 'dcr') return undefined;
   return html`<p role="note">
-    <strong>Unverified app:</strong> <q>${request.client.name}</q> is the name this app gave itself when it registered
-    (dynamic registration); Pacer has not checked who made it. It receives the answer at <strong>${host}</strong>.
+    <strong>Unverified app:</strong> <q>${request.client.name}</q> is the name this app registered under (dynamic
+    registration: the name it gave itself, or one made from its address when it gave none); Pacer has not checked who
+    made it. It receives the answer at <strong>${host}</strong>.
     Continue only if you are connecting it to Pacer yourself right now.
   </p>`;
 }

@@ -212,15 +212,22 @@ export function errorRedirectUrl(config: Config, error: AuthorizationRedirectErr
  * request had been approved", and "claimed https scheme redirects MAY be
  * accepted ... as identity proof".
  *
- * So it may for a confidential client (it authenticates at the token
- * endpoint: an impersonator gets a code it cannot exchange) and for a public
- * client sent back to an `https` redirect (only the owner of that host
- * receives the code). It may not for a public client sent back to a loopback
- * or private-use redirect: any program on the device may listen there, and
- * with dynamic registration anyone can register the same name and URIs.
+ * So it may for a confidential client an operator registered (it
+ * authenticates at the token endpoint: an impersonator gets a code it cannot
+ * exchange) and for any client sent back to an `https` redirect (only the
+ * owner of that host receives the code). It may not for a public client sent
+ * back to a loopback or private-use redirect: any program on the device may
+ * listen there, and with dynamic registration anyone can register the same
+ * name and URIs. Nor for a dynamically registered confidential client sent
+ * there: its secret proves only that the caller is whoever registered it,
+ * and anyone can register one for nothing (RFC 7591 §5: registered metadata
+ * is self-asserted; a secret kept on the device, RFC 8252 §8.5, is readable
+ * by the programs that could take the loopback code), so it is asked each
+ * time like a public client.
  */
 export function consentMayBeRemembered(request: Pick<AuthorizationRequest, 'client' | 'redirectUri'>): boolean {
-  return !request.client.isPublic || !anyAppCanClaim(request.redirectUri);
+  const authenticates = !request.client.isPublic && request.client.kind !== 'dcr';
+  return authenticates || !anyAppCanClaim(request.redirectUri);
 }
 
 /**

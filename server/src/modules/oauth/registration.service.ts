@@ -3,7 +3,7 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { OauthClient, User } from '../../db/tables.ts';
 import { AppError, type AppErrorOptions, type ErrorCode } from '../../errors.ts';
-import { sha256Hex } from '../../lib/crypto.ts';
+import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import type { Logger } from '../../logger.ts';
 import { findFirstAdmin, findUserByEmail, findUserById } from '../accounts/user.repository.ts';
 import { consumeRateLimit, type RateLimitResult, rateLimitHeaders } from '../rate-limit/rate-limit.service.ts';
@@ -54,11 +54,25 @@ const MAX_CLIENT_NAME_LENGTH = 200;
 const MAX_SHARED_REDIRECT_URIS = 50;
 const RATE_LIMIT_WINDOW_SECS = 3600;
 
+/**
+ * RFC 7591 §2 `token_endpoint_auth_method` values a registration may ask for.
+ * `none`: a public client (PKCE only). The two secret methods get a client
+ * secret of their own; such a client may then use either secret method at
+ * the token, revocation and introspection endpoints (RFC 6749 §2.3.1: the
+ * server must support Basic and may support the body; both prove the same
+ * secret). `private_key_jwt`, `client_secret_jwt` and `tls_client_auth`
+ * are not supported and are refused.
+ */
+export const DCR_AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
+export type DcrAuthMethod = (typeof DCR_AUTH_METHODS)[number];
+
 /** The metadata this server acts on; everything else a client sends is ignored (RFC 7591 §2). */
 export interface ClientMetadata {
   /** Deduplicated, in the order sent. */
   readonly redirectUris: readonly string[];
+  /** As sent (trimmed), or derived from the redirect URIs when the client sent none (`deriveClientName`). */
   readonly clientName: string;
+  readonly authMethod: DcrAuthMethod;
 }
 
 /** RFC 7591 §3.2.1 client information response. */
@@ -69,8 +83,12 @@ export interface ClientInformationResponse {
   readonly redirect_uris: string[];
   readonly grant_types: string[];
   readonly response_types: string[];
-  readonly token_endpoint_auth_method: 'none';
+  readonly token_endpoint_auth_method: DcrAuthMethod;
   readonly scope: string;
+  /** Confidential registrations only: shown this once, stored as a SHA-256 hash. */
+  readonly client_secret?: string;
+  /** RFC 7591 §3.2.1: required with a secret; 0 = it does not expire. */
+  readonly client_secret_expires_at?: 0;
 }
 
 export interface RegisterDynamicClientOptions {
@@ -91,20 +109,25 @@ export interface DynamicRegistration {
 }
 
 /**
- * Dynamic client registration (RFC 7591) for MCP clients. Clients are public
- * (`token_endpoint_auth_method` `none`), may ask for the MCP allowlist only,
- * and are shared (specification §4.2, "Compatible redirect URIs reuse one
- * shared MCP OAuth client application"): a host that does not keep its
- * registration registers again on every connection, often from a new
- * loopback port, and would otherwise add a client row each time.
+ * Dynamic client registration (RFC 7591) for MCP clients. Clients may ask for
+ * the MCP allowlist only. Public clients (`token_endpoint_auth_method`
+ * `none`, or omitted) are shared (specification §4.2, "Compatible redirect
+ * URIs reuse one shared MCP OAuth client application"): a host that does not
+ * keep its registration registers again on every connection, often from a
+ * new loopback port, and would otherwise add a client row each time.
  *
  * Shared only with an exact repeat (`registrationKeyOf`): the same client
  * name and the same normalized redirect-URI set. Anything else gets a client
  * of its own, so one app never receives another's client id, name or the
- * consents its users gave (RFC 8252 §8.6). The rest of the metadata cannot
- * tell two registrations apart: the auth method is always `none`, and every
+ * consents its users gave (RFC 8252 §8.6). The rest of a public
+ * registration's metadata cannot tell two registrations apart: every
  * accepted `grant_types`, `response_types` and `scope` yields the same
  * client (both grant types, `code`, the MCP allowlist).
+ *
+ * A confidential registration (`client_secret_post` / `client_secret_basic`)
+ * is never shared: each gets a client and a secret of its own (a secret
+ * handed to whoever repeats a registration would authenticate nobody), under
+ * a registration key no other registration can have (`confidentialKeyOf`).
  */
 export async function registerDynamicClient(
   db: Db,
@@ -112,19 +135,15 @@ export async function registerDynamicClient(
 ): Promise<DynamicRegistration> {
   const rateLimit = await consumeRegistrationAllowance(db, options);
   const metadata = parseClientMetadata(options.metadata);
+  if (metadata.authMethod !== 'none') {
+    return { reused: false, rateLimit, response: await registerConfidentialClient(db, options, metadata) };
+  }
   const registrationKey = registrationKeyOf(metadata);
 
   let client = await findDcrClientByRegistrationKey(db, registrationKey);
   let reused = client !== undefined;
   if (!client) {
-    const owner = await resolveDcrOwner(db, options);
-    if (!owner) {
-      throw new RegistrationError(
-        'temporarily_unavailable',
-        'Client registration is not available yet: this server has no owner for registered clients. ' +
-          'An operator must create an admin user or set PACER_MCP_DCR_OWNER_USER_ID / PACER_MCP_DCR_OWNER_EMAIL.',
-      );
-    }
+    const owner = await requireDcrOwner(db, options);
     client = await insertDcrClientIfMissing(db, {
       clientId: generateClientId(),
       clientSecretHash: null,
@@ -146,21 +165,72 @@ export async function registerDynamicClient(
   }
   if (reused) client = await registerNewSpellings(db, client, metadata.redirectUris);
 
+  return { reused, rateLimit, response: clientInformation(client, metadata) };
+}
+
+/** RFC 7591 §3.2.1: the registered metadata, as this server will apply it. */
+function clientInformation(client: OauthClient, metadata: ClientMetadata): ClientInformationResponse {
   return {
-    reused,
-    rateLimit,
-    response: {
-      client_id: client.clientId,
-      client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
-      client_name: client.name,
-      // Exactly what this client may send: each is now accepted at the authorize endpoint.
-      redirect_uris: [...metadata.redirectUris],
-      grant_types: [...DCR_GRANT_TYPES],
-      response_types: [...DCR_RESPONSE_TYPES],
-      token_endpoint_auth_method: 'none',
-      scope: client.scopes.join(' '),
-    },
+    client_id: client.clientId,
+    client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+    client_name: client.name,
+    // Exactly what this client may send: each is now accepted at the authorize endpoint.
+    redirect_uris: [...metadata.redirectUris],
+    grant_types: [...DCR_GRANT_TYPES],
+    response_types: [...DCR_RESPONSE_TYPES],
+    token_endpoint_auth_method: metadata.authMethod,
+    scope: client.scopes.join(' '),
   };
+}
+
+/**
+ * A confidential client of its own, with a fresh secret (RFC 7591 §3.2.1
+ * `client_secret`, `client_secret_expires_at` 0: it does not expire). Only
+ * the secret's SHA-256 hash is stored, as for operator-registered apps.
+ */
+async function registerConfidentialClient(
+  db: Db,
+  options: RegisterDynamicClientOptions,
+  metadata: ClientMetadata,
+): Promise<ClientInformationResponse> {
+  const owner = await requireDcrOwner(db, options);
+  const clientId = generateClientId();
+  const clientSecret = generateSecret('pcs_');
+  const client = await insertDcrClientIfMissing(db, {
+    clientId,
+    clientSecretHash: sha256Hex(clientSecret),
+    name: metadata.clientName,
+    ownerUserId: owner.id,
+    kind: 'dcr',
+    isPublic: false,
+    redirectUris: [...metadata.redirectUris],
+    scopes: [...MCP_SCOPES],
+    webhookSecretHash: null,
+    registrationKey: confidentialKeyOf(clientId),
+  });
+  if (!client) throw new Error('a confidential DCR client collided with an existing registration key');
+  return { ...clientInformation(client, metadata), client_secret: clientSecret, client_secret_expires_at: 0 };
+}
+
+/**
+ * Registration key of a confidential DCR client: derived from its own (new,
+ * random) client id, so no other registration shares it. The prefix keeps it
+ * apart from every public key, which hashes a 64-hex-digit set key first.
+ */
+function confidentialKeyOf(clientId: string): string {
+  return sha256Hex(`confidential\n${clientId}`);
+}
+
+async function requireDcrOwner(db: Db, options: RegisterDynamicClientOptions): Promise<User> {
+  const owner = await resolveDcrOwner(db, options);
+  if (!owner) {
+    throw new RegistrationError(
+      'temporarily_unavailable',
+      'Client registration is not available yet: this server has no owner for registered clients. ' +
+        'An operator must create an admin user or set PACER_MCP_DCR_OWNER_USER_ID / PACER_MCP_DCR_OWNER_EMAIL.',
+    );
+  }
+  return owner;
 }
 
 /** Every registration attempt counts, refused ones included: the limit protects the endpoint. */
@@ -258,17 +328,9 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   if (!isObject(body)) throw metadataError('The request body must be a JSON object of client metadata.');
   const redirectUris = parseRedirectUris(body['redirect_uris']);
 
-  const clientName = parseClientName(body['client_name']);
-
-  // RFC 7591 §2: omitted means `client_secret_basic`, but §3.2.1 lets the
-  // server substitute its own value; every DCR client here is public, so an
-  // omitted method is registered (and answered) as `none`.
-  const authMethod = body['token_endpoint_auth_method'];
-  if (authMethod !== undefined && authMethod !== 'none') {
-    throw metadataError(
-      'token_endpoint_auth_method must be "none": dynamically registered clients are public and use PKCE.',
-    );
-  }
+  const clientName =
+    body['client_name'] === undefined ? deriveClientName(redirectUris) : parseClientName(body['client_name']);
+  const authMethod = parseAuthMethod(body['token_endpoint_auth_method']);
 
   const grantTypes = parseStringList(body['grant_types'], 'grant_types', DCR_GRANT_TYPES);
   const responseTypes = parseStringList(body['response_types'], 'response_types', DCR_RESPONSE_TYPES);
@@ -278,7 +340,43 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   }
 
   parseScope(body['scope']);
-  return { redirectUris, clientName };
+  return { redirectUris, clientName, authMethod };
+}
+
+/**
+ * RFC 7591 §2: an omitted method means `client_secret_basic`, but §3.2.1 lets
+ * the server register another and say so in the response; an omitted method
+ * is registered (and answered) as `none`, a public client, as before secret
+ * methods were accepted (MCP hosts that omit it expect no secret). A method
+ * this server does not implement is refused (§3.2.2 `invalid_client_metadata`).
+ */
+function parseAuthMethod(value: unknown): DcrAuthMethod {
+  if (value === undefined) return 'none';
+  if (typeof value !== 'string' || !(DCR_AUTH_METHODS as readonly string[]).includes(value)) {
+    throw metadataError(`token_endpoint_auth_method must be one of: ${DCR_AUTH_METHODS.join(', ')}.`);
+  }
+  return value as DcrAuthMethod;
+}
+
+/** Used when a derived name would be refused (a host named `pacer-…`) or is too long. */
+const FALLBACK_CLIENT_NAME = 'Unnamed app';
+
+/**
+ * A name for a registration without `client_name` (optional, RFC 7591 §2),
+ * from the first of its normalized redirect URIs, so the name does not
+ * depend on their order or on a loopback port: "App at localhost", "App at
+ * claude.ai", "App (com.example.app)" for a private-use scheme. The consent
+ * page marks it unverified like every self-registered name, and shows where
+ * the answer goes. A derived name that `clientNameProblem` would refuse
+ * becomes "Unnamed app": it must not pass a host off as Pacer either.
+ */
+export function deriveClientName(redirectUris: readonly string[]): string {
+  const first = normalizeRedirectSet(redirectUris)[0];
+  if (first === undefined) return FALLBACK_CLIENT_NAME;
+  const url = new URL(first);
+  const name =
+    url.protocol === 'https:' || url.protocol === 'http:' ? `App at ${url.host}` : `App (${url.protocol.slice(0, -1)})`;
+  return clientNameProblem(name) === undefined ? name : FALLBACK_CLIENT_NAME;
 }
 
 /**
@@ -289,8 +387,9 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
 const IMPERSONATING_WORDS = ['pacer', 'official', 'verified'] as const;
 
 /**
- * `client_name` (RFC 7591 §2): required here, since the consent page names
- * the app by it. Anyone may register any name, so two kinds are refused:
+ * `client_name` (RFC 7591 §2), when sent (`deriveClientName` otherwise): the
+ * consent page names the app by it. Anyone may register any name, so two
+ * kinds are refused:
  * - control and format characters (`\p{Cc}`, `\p{Cf}`: bidirectional
  *   overrides, zero-width joiners), which make a name display as other text;
  * - a word starting with one of `IMPERSONATING_WORDS`, compared after NFKC
@@ -299,25 +398,28 @@ const IMPERSONATING_WORDS = ['pacer', 'official', 'verified'] as const;
  * dynamically registered name as unverified and shows where the user returns.
  */
 function parseClientName(value: unknown): string {
-  if (typeof value !== 'string') throw metadataError('client_name is required: a string naming the client.');
+  if (typeof value !== 'string') throw metadataError('client_name must be a string naming the client.');
   const clientName = value.trim();
+  const problem = clientNameProblem(clientName);
+  if (problem) throw metadataError(problem);
+  return clientName;
+}
+
+/** Why a (trimmed) client name is refused, or `undefined` (see `parseClientName`). */
+function clientNameProblem(clientName: string): string | undefined {
   if (clientName.length === 0 || clientName.length > MAX_CLIENT_NAME_LENGTH) {
-    throw metadataError(`client_name must be 1-${MAX_CLIENT_NAME_LENGTH} characters.`);
+    return `client_name must be 1-${MAX_CLIENT_NAME_LENGTH} characters.`;
   }
-  if (/[\p{Cc}\p{Cf}]/u.test(clientName)) {
-    throw metadataError('client_name must not contain control or formatting characters.');
-  }
+  if (/[\p{Cc}\p{Cf}]/u.test(clientName)) return 'client_name must not contain control or formatting characters.';
   const words = clientName
     .normalize('NFKC')
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u);
   const claimed = IMPERSONATING_WORDS.find((word) => words.some((entry) => entry.startsWith(word)));
   if (claimed) {
-    throw metadataError(
-      `client_name must not contain "${claimed}": a self-registered app cannot present itself as Pacer or as verified.`,
-    );
+    return `client_name must not contain "${claimed}": a self-registered app cannot present itself as Pacer or as verified.`;
   }
-  return clientName;
+  return undefined;
 }
 
 /**
@@ -422,6 +524,6 @@ export function redirectSetKeyOf(uris: readonly string[]): string {
  * (trimmed; case and spelling count). Migration 20261126T0104 computes the
  * same in SQL for clients registered before the name was part of it.
  */
-export function registrationKeyOf(metadata: ClientMetadata): string {
+export function registrationKeyOf(metadata: Pick<ClientMetadata, 'redirectUris' | 'clientName'>): string {
   return sha256Hex(`${redirectSetKeyOf(metadata.redirectUris)}\n${metadata.clientName}`);
 }
