@@ -12,7 +12,7 @@ import { ReportTypeSchema } from './reports.ts';
 /** Write and async tools take the key as an argument too: hosts rarely let a model set headers. */
 export const McpIdempotencyArgumentShape = {
   idempotency_key: IdempotencyKeySchema.optional().describe(
-    'Optional. Makes a retried call safe: the same key and arguments within 24 h return the first result instead of acting again (same as the `Mcp-Idempotency-Key` header).',
+    'Optional, any unique string: a retry with the same key and arguments within 24 h returns the first result instead of acting again.',
   ),
 };
 

@@ -45,6 +45,17 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   readonly input: I;
   /** `structuredContent`; an object schema taken from the contract. */
   readonly output: O;
+  /**
+   * Parts of the schemas `tools/list` states in words because another tool
+   * spells them out (docs/design.md §3 "Tool list size"): `arguments` maps a
+   * top-level argument to the tool whose argument of that name has the shape;
+   * `result` names the tool whose result (or each of whose listed records)
+   * has the shape of this tool's result (or of each of its listed records).
+   */
+  readonly sameShapeAs?: {
+    readonly arguments?: Readonly<Record<string, string>>;
+    readonly result?: string;
+  };
   /** Scopes a call needs beyond `scopes`, decided by its arguments (a nutrition report needs `nutrition:read`). */
   scopesFor?(args: z.output<I>): readonly Scope[];
   run(context: ToolContext, args: z.output<I>): Promise<z.input<O>>;
