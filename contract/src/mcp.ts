@@ -41,8 +41,12 @@ export type GenerateReportInput = z.infer<typeof GenerateReportInputSchema>;
 
 export const SYNC_DAYS_MAX = 31;
 export const SyncDataInputSchema = z.strictObject({
-  from: LocalDateSchema.optional().describe('First day to re-sync. Default: 6 days before `to`.'),
-  to: LocalDateSchema.optional().describe("Last day to re-sync. Default: today in the athlete's time zone."),
+  from: LocalDateSchema.optional().describe(
+    'First day whose failed deliveries are re-applied. Default: 6 days before `to`.',
+  ),
+  to: LocalDateSchema.optional().describe(
+    "Last day whose failed deliveries are re-applied. Default: today in the athlete's time zone.",
+  ),
   ...McpIdempotencyArgumentShape,
 });
 export type SyncDataInput = z.infer<typeof SyncDataInputSchema>;

@@ -66,16 +66,16 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolD
   return tool;
 }
 
+/*
+ * The hint sets, one per kind of effect (MCP 2025-11-25 `ToolAnnotations`:
+ * `destructiveHint` is true unless the tool "performs only additive updates";
+ * `idempotentHint` means a repeat with the same arguments has no further
+ * effect). Hosts use them to decide whether to ask the user before a call;
+ * test/unit/mcp-tool-hints.test.ts checks every tool's set against what it does.
+ */
+
 export const READ_ONLY: ToolAnnotations = {
   readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
-
-/** A write whose repeat with the same arguments changes nothing more (upserts, patches). */
-export const IDEMPOTENT_WRITE: ToolAnnotations = {
-  readOnlyHint: false,
   destructiveHint: false,
   idempotentHint: true,
   openWorldHint: false,
@@ -89,9 +89,26 @@ export const ADDITIVE_WRITE: ToolAnnotations = {
   openWorldHint: false,
 };
 
+/** A write that changes no stored value of the athlete's and has no further effect when repeated (a decision recorded once). */
+export const IDEMPOTENT_WRITE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** A write that overwrites, replaces or deletes what is stored; repeating it changes nothing more. */
 export const DESTRUCTIVE_WRITE: ToolAnnotations = {
   readOnlyHint: false,
   destructiveHint: true,
   idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** A write that may overwrite what is stored and may act again when repeated. */
+export const REPEATABLE_DESTRUCTIVE_WRITE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
   openWorldHint: false,
 };

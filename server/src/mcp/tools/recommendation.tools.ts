@@ -10,7 +10,7 @@ import {
   dismissRecommendation,
   listRecommendationsOf,
 } from '../../modules/recommendations/recommendations.service.ts';
-import { defineTool, IDEMPOTENT_WRITE, READ_ONLY } from '../tool.ts';
+import { defineTool, DESTRUCTIVE_WRITE, IDEMPOTENT_WRITE, READ_ONLY } from '../tool.ts';
 
 export const recommendationTools = [
   defineTool({
@@ -31,7 +31,7 @@ export const recommendationTools = [
     description: `Apply an open recommendation (id from list_recommendations) with the athlete's consent: \`easier_workout\` replaces the planned workout's steps, duration and stress; \`fuel_advice\` logs the advised items as this assistant's food log entries for their dates; \`lighter_week\` scales the listed planned workouts' stress, duration and steps to 80 %. Answers the recommendation, now \`accepted\`. A recommendation that is no longer open is refused.`,
     phase: 'write',
     scopes: ['recommendations:write'],
-    annotations: IDEMPOTENT_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: RecommendationSchema,
     sameShapeAs: { result: 'list_recommendations' },

@@ -20,7 +20,12 @@ import {
 } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import { updateProfile } from '../../modules/profile/profile.service.ts';
 import { upsertWellnessDay } from '../../modules/wellness/wellness.service.ts';
-import { ADDITIVE_WRITE, defineTool, DESTRUCTIVE_WRITE, IDEMPOTENT_WRITE } from '../tool.ts';
+import { ADDITIVE_WRITE, defineTool, DESTRUCTIVE_WRITE } from '../tool.ts';
+
+/** The arguments update_planned_workout takes besides `id`, named from the contract's patch schema. */
+const PLANNED_WORKOUT_FIELDS = Object.keys(PlannedWorkoutPatchSchema.shape)
+  .map((field) => `\`${field}\``)
+  .join(', ');
 
 export const writeTools = [
   defineTool({
@@ -29,7 +34,7 @@ export const writeTools = [
     description: `Record the athlete's wellness for one day (upsert on the date): HRV (rMSSD, ms), resting HR (bpm), sleep (s), weight (kg), subjective mood/fatigue/soreness/motivation (1-5), comments and more. Fields sent overwrite, \`null\` clears, fields left out keep their value. \`date\` is the athlete's local date (\`YYYY-MM-DD\`). Answers the stored day.`,
     phase: 'write',
     scopes: ['health:write'],
-    annotations: IDEMPOTENT_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: WellnessUpsertSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.wellness.upsertWellness.responses[200],
     sameShapeAs: { result: 'get_wellness' },
@@ -43,7 +48,7 @@ export const writeTools = [
     phase: 'write',
     scopes: ['nutrition:write'],
     feature: 'nutrition',
-    annotations: IDEMPOTENT_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: NutritionUpsertSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.nutrition.upsertNutrition.responses[200],
     run: async (context, { idempotency_key: _key, ...body }) =>
@@ -55,7 +60,7 @@ export const writeTools = [
     description: `Change profile fields: weight (kg), FTP (watts), max/resting/threshold heart rate (bpm), name, time zone (IANA), sex, birth date, feature flags. Fields sent overwrite, \`null\` clears, fields left out stay. Heart rates must keep resting < threshold < max. Answers the stored profile.`,
     phase: 'write',
     scopes: ['profile:write'],
-    annotations: IDEMPOTENT_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: ProfilePatchSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.profile.updateProfile.responses[200],
     sameShapeAs: { result: 'get_profile' },
@@ -76,10 +81,10 @@ export const writeTools = [
   defineTool({
     name: 'update_planned_workout',
     title: 'Change a planned workout',
-    description: `Change a planned workout by id: fields sent overwrite, \`null\` clears, fields left out stay; \`structure\` is replaced whole. Answers the stored workout.`,
+    description: `Change a planned workout by id (from list_planned_workouts). Takes ${PLANNED_WORKOUT_FIELDS}: fields sent overwrite, \`null\` clears, fields left out stay; \`structure\` (steps as create_planned_workout takes them) is replaced whole. Answers the stored workout.`,
     phase: 'write',
     scopes: ['planning:write'],
-    annotations: IDEMPOTENT_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: PlannedWorkoutPatchSchema.safeExtend({ ...IdInputSchema.shape, ...McpIdempotencyArgumentShape }),
     output: contract.plannedWorkouts.updatePlannedWorkout.responses[200],
     // Both tools need `planning:write`: whoever sees this one sees create_planned_workout's steps.
