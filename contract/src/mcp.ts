@@ -12,7 +12,7 @@ import { ReportTypeSchema } from './reports.ts';
 /** Write and async tools take the key as an argument too: hosts rarely let a model set headers. */
 export const McpIdempotencyArgumentShape = {
   idempotency_key: IdempotencyKeySchema.optional().describe(
-    'Optional. Makes a retried call safe: the same key and arguments within 24 h return the first result instead of acting again (same as the `Mcp-Idempotency-Key` header).',
+    'Optional, any unique string: a retry with the same key and arguments within 24 h returns the first result instead of acting again.',
   ),
 };
 
@@ -41,8 +41,12 @@ export type GenerateReportInput = z.infer<typeof GenerateReportInputSchema>;
 
 export const SYNC_DAYS_MAX = 31;
 export const SyncDataInputSchema = z.strictObject({
-  from: LocalDateSchema.optional().describe('First day to re-sync. Default: 6 days before `to`.'),
-  to: LocalDateSchema.optional().describe("Last day to re-sync. Default: today in the athlete's time zone."),
+  from: LocalDateSchema.optional().describe(
+    'First day whose failed deliveries are re-applied. Default: 6 days before `to`.',
+  ),
+  to: LocalDateSchema.optional().describe(
+    "Last day whose failed deliveries are re-applied. Default: today in the athlete's time zone.",
+  ),
   ...McpIdempotencyArgumentShape,
 });
 export type SyncDataInput = z.infer<typeof SyncDataInputSchema>;

@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { TokenPrincipal } from '../modules/oauth/token.service.ts';
 import type { ToolDefinition, ToolPhase } from './tool.ts';
+import { isPage, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { analyticsTools } from './tools/analytics.tools.ts';
 import { asyncTools } from './tools/async.tools.ts';
 import { readTools } from './tools/read.tools.ts';
@@ -21,51 +21,37 @@ export const ALL_TOOLS: readonly ToolDefinition[] = [
   ...asyncTools,
 ];
 
-/**
- * JSON Schema (draft-07, what MCP hosts' validators read) of a tool's
- * arguments and result, converted once at start-up: `tools/list` is answered
- * from these objects, never by converting zod per request.
- */
-export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  const json = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' });
-  return splitNullableTypes(json) as Tool['inputSchema'];
+function toolNamed(name: string): ToolDefinition {
+  const tool = ALL_TOOLS.find((entry) => entry.name === name);
+  if (!tool) throw new Error(`sameShapeAs names ${name}, which is no MCP tool`);
+  return tool;
 }
 
-/** Keywords that describe the property itself and stay outside the `anyOf`. */
-const ANNOTATIONS = ['title', 'description', 'default', 'examples'] as const;
-
-/**
- * zod writes a nullable scalar as `type: ["number", "null"]`. That is valid
- * JSON Schema, but hosts that map tool schemas onto their own (stricter)
- * schema dialects handle `anyOf` with one type per branch better (the MCP
- * Inspector's `--strict` portability check flags the array form), so the
- * array form is rewritten as `anyOf: [{type: "number", …}, {type: "null"}]`.
- */
-export function splitNullableTypes(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(splitNullableTypes);
-  if (node === null || typeof node !== 'object') return node;
-  const schema = Object.fromEntries(
-    Object.entries(node).map(([key, value]) => [key, splitNullableTypes(value)]),
-  ) as Record<string, unknown>;
-  const type = schema['type'];
-  if (!Array.isArray(type) || type.length !== 2 || !type.includes('null')) return schema;
-  const outside: Record<string, unknown> = {};
-  const inside: Record<string, unknown> = { type: type.find((entry) => entry !== 'null') };
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'type') continue;
-    if ((ANNOTATIONS as readonly string[]).includes(key)) outside[key] = value;
-    else inside[key] = value;
+/** Words for a schema part another tool spells out: where to read its shape. */
+function shapeWords(tool: ToolDefinition): { arguments: Record<string, string>; result?: string } {
+  const words: Record<string, string> = {};
+  for (const [argument, name] of Object.entries(tool.sameShapeAs?.arguments ?? {})) {
+    toolNamed(name);
+    words[argument] = `Shaped as the \`${argument}\` argument of ${name}.`;
   }
-  return { ...outside, anyOf: [inside, { type: 'null' }] };
+  const resultOf = tool.sameShapeAs?.result;
+  if (resultOf === undefined) return { arguments: words };
+  return {
+    arguments: words,
+    result: isPage(toolOutputSchema(toolNamed(resultOf).output))
+      ? `The fields of an entry of ${resultOf}'s \`items\`.`
+      : `The fields of ${resultOf}'s result.`,
+  };
 }
 
 function describeTool(tool: ToolDefinition): Tool {
+  const words = shapeWords(tool);
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: jsonSchemaOf(tool.input, 'input'),
-    outputSchema: jsonSchemaOf(tool.output, 'output'),
+    inputSchema: toolInputSchema(tool.input, words.arguments),
+    outputSchema: toolOutputSchema(tool.output, words.result),
     annotations: { title: tool.title, ...tool.annotations },
   };
 }

@@ -45,6 +45,17 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   readonly input: I;
   /** `structuredContent`; an object schema taken from the contract. */
   readonly output: O;
+  /**
+   * Parts of the schemas `tools/list` states in words because another tool
+   * spells them out (docs/design.md §3 "Tool list size"): `arguments` maps a
+   * top-level argument to the tool whose argument of that name has the shape;
+   * `result` names the tool whose result (or each of whose listed records)
+   * has the shape of this tool's result (or of each of its listed records).
+   */
+  readonly sameShapeAs?: {
+    readonly arguments?: Readonly<Record<string, string>>;
+    readonly result?: string;
+  };
   /** Scopes a call needs beyond `scopes`, decided by its arguments (a nutrition report needs `nutrition:read`). */
   scopesFor?(args: z.output<I>): readonly Scope[];
   run(context: ToolContext, args: z.output<I>): Promise<z.input<O>>;
@@ -55,16 +66,16 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolD
   return tool;
 }
 
+/*
+ * The hint sets, one per kind of effect (MCP 2025-11-25 `ToolAnnotations`:
+ * `destructiveHint` is true unless the tool "performs only additive updates";
+ * `idempotentHint` means a repeat with the same arguments has no further
+ * effect). Hosts use them to decide whether to ask the user before a call;
+ * test/unit/mcp-tool-hints.test.ts checks every tool's set against what it does.
+ */
+
 export const READ_ONLY: ToolAnnotations = {
   readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
-
-/** A write whose repeat with the same arguments changes nothing more (upserts, patches). */
-export const IDEMPOTENT_WRITE: ToolAnnotations = {
-  readOnlyHint: false,
   destructiveHint: false,
   idempotentHint: true,
   openWorldHint: false,
@@ -78,9 +89,26 @@ export const ADDITIVE_WRITE: ToolAnnotations = {
   openWorldHint: false,
 };
 
+/** A write that changes no stored value of the athlete's and has no further effect when repeated (a decision recorded once). */
+export const IDEMPOTENT_WRITE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** A write that overwrites, replaces or deletes what is stored; repeating it changes nothing more. */
 export const DESTRUCTIVE_WRITE: ToolAnnotations = {
   readOnlyHint: false,
   destructiveHint: true,
   idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** A write that may overwrite what is stored and may act again when repeated. */
+export const REPEATABLE_DESTRUCTIVE_WRITE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
   openWorldHint: false,
 };

@@ -16,7 +16,7 @@ import { addDays, daysBetween, localDateOf } from '../../lib/dates.ts';
 import { getAsyncJobStatus, POLL_AFTER_SECS, startAsyncJob } from '../../modules/async-jobs/async-jobs.service.ts';
 import { getPlannedWorkout } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import { McpToolError } from '../tool-error.ts';
-import { defineTool, READ_ONLY, ADDITIVE_WRITE } from '../tool.ts';
+import { ADDITIVE_WRITE, defineTool, DESTRUCTIVE_WRITE, READ_ONLY, REPEATABLE_DESTRUCTIVE_WRITE } from '../tool.ts';
 
 const POLL = 'Poll get_async_job_status with the returned id until `completed` (or `failed`).';
 
@@ -54,11 +54,11 @@ export const asyncTools = [
   }),
   defineTool({
     name: 'sync_data',
-    title: 'Re-sync data from connected apps',
-    description: `Re-apply data that connected apps pushed but that failed to process (failed or dead-lettered webhook deliveries) for the athlete's days \`from\`..\`to\` (default: the last 7 days, at most ${SYNC_DAYS_MAX}). Answers a \`run_id\` at once; ${POLL} The result counts what was re-queued.`,
+    title: 'Re-apply failed deliveries from connected apps',
+    description: `Re-apply the data that apps the athlete granted access pushed to Pacer but that failed to process (failed or dead-lettered webhook deliveries) on the athlete's days \`from\`..\`to\` (default: the last 7 days, at most ${SYNC_DAYS_MAX}): each is processed again like a new delivery: the app's values are written for their day (over what is stored now) and the derived data of the days it touches (training load, recovery, recommendations) is recomputed. It does not sync a watch or any device and pulls nothing from other services: data arrives only when an app pushes it. Answers a \`run_id\` at once; ${POLL} The result counts what was re-queued.`,
     phase: 'async',
     scopes: ['health:write'],
-    annotations: ADDITIVE_WRITE,
+    annotations: REPEATABLE_DESTRUCTIVE_WRITE,
     input: SyncDataInputSchema,
     output: SyncJobAcceptedSchema,
     run: async ({ db, boss, principal }, args) => {
@@ -75,10 +75,10 @@ export const asyncTools = [
   defineTool({
     name: 'generate_workout_structure',
     title: 'Write the steps of a planned workout',
-    description: `Write warm-up, main set and cool-down steps into a planned workout from its sport and the \`intent\` (recovery, endurance, tempo, sweet_spot, threshold, vo2max), for its planned duration or \`duration_secs\`. Rides get % FTP targets (with watts when the profile has FTP), other sports heart-rate zones (with bpm when it has threshold HR); the planned duration and training stress are updated too. Answers a \`generation_run_id\` at once; ${POLL}`,
+    description: `Write warm-up, main set and cool-down steps into a planned workout (replacing the steps it has) from its sport and the \`intent\` (recovery, endurance, tempo, sweet_spot, threshold, vo2max), for its planned duration or \`duration_secs\`. Rides get % FTP targets (with watts when the profile has FTP), other sports heart-rate zones (with bpm when it has threshold HR); the planned duration and training stress are updated too. Answers a \`generation_run_id\` at once; ${POLL}`,
     phase: 'async',
     scopes: ['planning:write'],
-    annotations: ADDITIVE_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: GenerateWorkoutStructureInputSchema,
     output: StructureJobAcceptedSchema,
     run: async ({ db, boss, principal }, { idempotency_key: _key, ...input }) => {

@@ -65,6 +65,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: WorkoutListQuerySchema,
     output: contract.workouts.listWorkouts.responses[200],
+    sameShapeAs: { result: 'get_workout' },
     run: ({ db, principal }, args) => listWorkoutPage(db, principal, args),
   }),
   defineTool({
@@ -131,6 +132,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: PlannedWorkoutListQuerySchema,
     output: contract.plannedWorkouts.listPlannedWorkouts.responses[200],
+    sameShapeAs: { result: 'get_planned_workout' },
     run: ({ db, principal }, args) => listPlannedWorkoutPage(db, principal, args),
   }),
   defineTool({

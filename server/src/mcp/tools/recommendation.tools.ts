@@ -10,10 +10,7 @@ import {
   dismissRecommendation,
   listRecommendationsOf,
 } from '../../modules/recommendations/recommendations.service.ts';
-import { defineTool, IDEMPOTENT_WRITE, READ_ONLY } from '../tool.ts';
-
-const IDEMPOTENCY =
-  'Pass an `idempotency_key` (any unique string) so that a retry after a lost answer returns the first result.';
+import { defineTool, DESTRUCTIVE_WRITE, IDEMPOTENT_WRITE, READ_ONLY } from '../tool.ts';
 
 export const recommendationTools = [
   defineTool({
@@ -31,23 +28,25 @@ export const recommendationTools = [
   defineTool({
     name: 'accept_recommendation',
     title: 'Accept a recommendation',
-    description: `Apply an open recommendation (id from list_recommendations) with the athlete's consent: \`easier_workout\` replaces the planned workout's steps, duration and stress; \`fuel_advice\` logs the advised items as this assistant's food log entries for their dates; \`lighter_week\` scales the listed planned workouts' stress, duration and steps to 80 %. Answers the recommendation, now \`accepted\`. A recommendation that is no longer open is refused. ${IDEMPOTENCY}`,
+    description: `Apply an open recommendation (id from list_recommendations) with the athlete's consent: \`easier_workout\` replaces the planned workout's steps, duration and stress; \`fuel_advice\` logs the advised items as this assistant's food log entries for their dates; \`lighter_week\` scales the listed planned workouts' stress, duration and steps to 80 %. Answers the recommendation, now \`accepted\`. A recommendation that is no longer open is refused.`,
     phase: 'write',
     scopes: ['recommendations:write'],
-    annotations: IDEMPOTENT_WRITE,
+    annotations: DESTRUCTIVE_WRITE,
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: RecommendationSchema,
+    sameShapeAs: { result: 'list_recommendations' },
     run: (context, { id }) => acceptRecommendation(context, context.principal, id),
   }),
   defineTool({
     name: 'dismiss_recommendation',
     title: 'Dismiss a recommendation',
-    description: `Decline an open recommendation (id from list_recommendations) when the athlete does not want it: nothing in the plan or food log changes, and the same situation is not suggested again. Answers the recommendation, now \`dismissed\`. A recommendation that is no longer open is refused. ${IDEMPOTENCY}`,
+    description: `Decline an open recommendation (id from list_recommendations) when the athlete does not want it: nothing in the plan or food log changes, and the same situation is not suggested again. Answers the recommendation, now \`dismissed\`. A recommendation that is no longer open is refused.`,
     phase: 'write',
     scopes: ['recommendations:write'],
     annotations: IDEMPOTENT_WRITE,
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: RecommendationSchema,
+    sameShapeAs: { result: 'list_recommendations' },
     run: ({ db, principal }, { id }) => dismissRecommendation(db, principal, id),
   }),
 ];
