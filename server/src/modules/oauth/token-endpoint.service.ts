@@ -11,7 +11,7 @@ import OAuth2Server, {
   type User,
 } from '@node-oauth/oauth2-server';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import {
   consumeAuthorizationCode,
@@ -25,8 +25,12 @@ import { normalizeResource } from './resource.ts';
 import {
   findAccessTokenByHash,
   findRefreshTokenByHash,
+  findUnrevokedGrantIds,
+  type GrantInsert,
   insertAccessToken,
   insertGrant,
+  lockGrantKey,
+  replaceGrantScopes,
   insertRefreshToken,
   linkAccessTokenToRefreshToken,
   retireRefreshToken,
@@ -197,6 +201,30 @@ function accessTokenModel(db: Db) {
 }
 
 /**
+ * The grant a code's tokens go under: one per user, client and resource
+ * (docs/design.md §3 "Grants"). A new authorization of the same three (a
+ * step-up, the same host on another device) takes over the existing grant
+ * with the scopes approved now (RFC 6749 §3.3: the token carries what was
+ * granted), so the user sees one connected app, and the tokens the host
+ * already holds keep working with no more than those scopes. Earlier
+ * duplicates of the grant are revoked (`replaced`).
+ */
+async function grantForCode(trx: DbOrTrx, config: Config, grant: GrantInsert): Promise<string> {
+  const rest = grant.resource === null || grant.resource === config.baseUrl;
+  const key = {
+    clientId: grant.clientId,
+    userId: grant.userId,
+    resources: rest ? [null, config.baseUrl] : [grant.resource],
+  };
+  await lockGrantKey(trx, key);
+  const [current, ...older] = await findUnrevokedGrantIds(trx, key);
+  if (current === undefined) return insertGrant(trx, grant);
+  await replaceGrantScopes(trx, current, grant.scopes);
+  for (const id of older) await revokeGrantChain(trx, id, 'replaced');
+  return current;
+}
+
+/**
  * The rows one issued token pair needs, in one transaction: the grant (new for
  * a code, the refresh token's for a refresh), the access token, and the
  * rotating refresh token linked to the one it replaces.
@@ -218,7 +246,7 @@ async function storeIssuedTokens(
   await db.transaction().execute(async (trx) => {
     let grantId: string;
     if (ctx.code) {
-      grantId = await insertGrant(trx, {
+      grantId = await grantForCode(trx, config, {
         clientId: issued.client.uuid,
         userId: String(issued.user['id']),
         scopes,

@@ -21,6 +21,67 @@ export async function insertGrant(db: DbOrTrx, grant: GrantInsert): Promise<stri
   return row.id;
 }
 
+export interface GrantKey {
+  /** Internal id of the client (oauth_clients.id). */
+  readonly clientId: string;
+  readonly userId: string;
+  /** The resources that count as the same one (REST: no resource and the base URL). */
+  readonly resources: readonly (string | null)[];
+}
+
+/**
+ * Serialize code exchanges of one user, client and resource until the
+ * transaction ends, so two at once cannot both find no grant and insert one each.
+ */
+export async function lockGrantKey(db: DbOrTrx, key: GrantKey): Promise<void> {
+  const name = `oauth-grant:${key.clientId}:${key.userId}:${key.resources.map((entry) => entry ?? '').join(' ')}`;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(db);
+}
+
+/** Unrevoked grants of a user to a client for a resource, newest first. */
+export async function findUnrevokedGrantIds(db: DbOrTrx, key: GrantKey): Promise<string[]> {
+  const named = key.resources.filter((entry): entry is string => entry !== null);
+  const rows = await db
+    .selectFrom('oauthGrants')
+    .select('id')
+    .where('clientId', '=', key.clientId)
+    .where('userId', '=', key.userId)
+    .where('revokedAt', 'is', null)
+    .where((eb) => {
+      const matches = named.length > 0 ? [eb('resource', 'in', named)] : [];
+      if (key.resources.includes(null)) matches.push(eb('resource', 'is', null));
+      return eb.or(matches);
+    })
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .forUpdate()
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * A new authorization of the same user, client and resource takes over the
+ * grant: it now holds `scopes`, and its unrevoked tokens keep only the ones
+ * among them (a narrower approval takes effect at once; a wider one does not
+ * widen tokens issued before it).
+ */
+export async function replaceGrantScopes(db: DbOrTrx, grantId: string, scopes: readonly string[]): Promise<void> {
+  const kept = sql<string[]>`array(select s from unnest(scopes) as s where s = any(${[...scopes]}::text[]))`;
+  await db.updateTable('oauthGrants').set({ scopes: [...scopes] }).where('id', '=', grantId).execute();
+  await db
+    .updateTable('oauthAccessTokens')
+    .set({ scopes: kept })
+    .where('grantId', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .execute();
+  await db
+    .updateTable('oauthRefreshTokens')
+    .set({ scopes: kept })
+    .where('grantId', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .execute();
+}
+
 export interface AccessTokenInsert {
   readonly grantId: string;
   readonly tokenHash: string;
@@ -235,9 +296,14 @@ export async function setRefreshTokenReplacement(db: DbOrTrx, id: string, replac
 
 /**
  * Revoke a grant and every access and refresh token issued under it.
- * `reason` is kept with the grant (`refresh_reuse` is counted by the MCP stats).
+ * `reason` is kept with the grant (`refresh_reuse` is counted by the MCP stats;
+ * `replaced`: a newer grant of the same user, client and resource took over).
  */
-export async function revokeGrantChain(db: DbOrTrx, grantId: string, reason?: 'refresh_reuse'): Promise<void> {
+export async function revokeGrantChain(
+  db: DbOrTrx,
+  grantId: string,
+  reason?: 'refresh_reuse' | 'replaced',
+): Promise<void> {
   const now = new Date();
   await db
     .updateTable('oauthGrants')
