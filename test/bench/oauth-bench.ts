@@ -131,7 +131,9 @@ async function codeRoundTrip(options: OAuthBenchOptions, cookie: string, csrf: s
   fields['_csrf'] = csrf;
   const form = new URLSearchParams(fields);
   // The ticked scope checkboxes, as a browser sends them (a server without them ignores the field).
-  for (const match of html.matchAll(/<input\b[^>]*\bname="granted_scope"[^>]*\bvalue="([^"]*)"[^>]*\schecked\b[^>]*>/g)) {
+  for (const match of html.matchAll(
+    /<input\b[^>]*\bname="granted_scope"[^>]*\bvalue="([^"]*)"[^>]*\schecked\b[^>]*>/g,
+  )) {
     form.append('granted_scope', match[1] as string);
   }
   const approve = await fetch(new URL('/api/oauth/authorize', options.serverUrl), {

@@ -207,9 +207,10 @@ describe('what a first connection is told to ask for (MCP 2025-11-25 "Scope Sele
     expect(challenged).toEqual(expect.arrayContaining(['planning:write', 'recommendations:read', 'health:write']));
     expect(challenged).not.toContain('offline_access');
 
-    const metadata = (await (
-      await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`)
-    ).json()) as Record<string, unknown>;
+    const metadata = (await (await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(metadata['scopes_supported']).toEqual([...EVERY_MCP_SCOPE]);
   });
 });
@@ -291,9 +292,14 @@ describe('an MCP SDK host connecting for the first time', () => {
       // The tokens from before the step-up: same grant, their own (narrower) scopes.
       expect((await callToolRaw(before.access, 'get_profile', {})).status).toBe(200);
       expect((await callToolRaw(before.access, 'log_wellness', { date: '2026-11-22', hrv: 52 })).status).toBe(403);
-      const refreshed = await refreshTokens(server.url, { clientId: String(host().client?.client_id) }, before.refresh, {
-        resource: server.config.mcpResource,
-      });
+      const refreshed = await refreshTokens(
+        server.url,
+        { clientId: String(host().client?.client_id) },
+        before.refresh,
+        {
+          resource: server.config.mcpResource,
+        },
+      );
       expect(refreshed.status).toBe(200);
       expect(scopesOf(refreshed.body['scope'] as string)).toEqual(sorted(READ_SCOPES));
       expect(await unrevokedGrantsOf(String(host().client?.client_id))).toHaveLength(1);

@@ -67,7 +67,11 @@ export async function findUnrevokedGrantIds(db: DbOrTrx, key: GrantKey): Promise
  */
 export async function replaceGrantScopes(db: DbOrTrx, grantId: string, scopes: readonly string[]): Promise<void> {
   const kept = sql<string[]>`array(select s from unnest(scopes) as s where s = any(${[...scopes]}::text[]))`;
-  await db.updateTable('oauthGrants').set({ scopes: [...scopes] }).where('id', '=', grantId).execute();
+  await db
+    .updateTable('oauthGrants')
+    .set({ scopes: [...scopes] })
+    .where('id', '=', grantId)
+    .execute();
   await db
     .updateTable('oauthAccessTokens')
     .set({ scopes: kept })
