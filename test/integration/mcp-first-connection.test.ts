@@ -383,6 +383,26 @@ describe('one grant per user, client and resource (an app that may be remembered
     expect(readOnly.location?.searchParams.get('code')).toMatch(/^pac_/);
   });
 
+  it('a refresh never issues more than the grant holds now (a takeover that narrowed it while the refresh ran)', async () => {
+    app = await registerClient(server.db, athlete, { name: 'Refreshing assistant' });
+    const issued = await authorizeAndExchange({});
+    const [grant] = await unrevokedGrantsOf(app.clientId);
+    // What a narrowing takeover committed after this refresh read its token.
+    await server.db
+      .updateTable('oauthGrants')
+      .set({ scopes: ['health:read'] })
+      .where('id', '=', grant?.id ?? '')
+      .execute();
+
+    const refreshed = await refreshTokens(server.url, app, String(issued.body['refresh_token']), {
+      resource: server.config.mcpResource,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body['scope']).toBe('health:read');
+    const access = String(refreshed.body['access_token']);
+    expect((await callToolRaw(access, 'log_wellness', { date: '2026-11-25', hrv: 57 })).status).toBe(403);
+  });
+
   it('earlier duplicate grants of the app (from before one grant per app) are revoked as replaced at its next authorization', async () => {
     const other = await registerClient(server.db, athlete, { name: 'Twice connected assistant' });
     const resource = server.config.mcpResource;

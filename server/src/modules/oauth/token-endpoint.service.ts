@@ -30,6 +30,7 @@ import {
   insertAccessToken,
   insertGrant,
   lockGrantKey,
+  lockGrantScopes,
   replaceGrantScopes,
   insertRefreshToken,
   linkAccessTokenToRefreshToken,
@@ -233,10 +234,10 @@ async function storeIssuedTokens(
   db: Db,
   config: Config,
   issued: { readonly token: Token; readonly client: PacerClient; readonly user: User },
-): Promise<void> {
+): Promise<string[]> {
   const ctx = current();
   const { token } = issued;
-  const scopes = token.scope ?? [];
+  let scopes = token.scope ?? [];
   const resource = ctx.code ? ctx.code.resource : (ctx.refresh?.resource ?? null);
   // Every grant gets a rotating refresh token, MCP grants too, with or
   // without `offline_access` (docs/design.md §3 "Scopes"): MCP hosts do not ask
@@ -255,6 +256,10 @@ async function storeIssuedTokens(
       await linkAuthorizationCodeToGrant(trx, ctx.code.id, grantId);
     } else if (ctx.refresh) {
       grantId = ctx.refresh.grantId;
+      // Never more than the grant holds now: a new authorization that narrowed
+      // the grant while this refresh ran (its lock waits for ours, or ours for it).
+      const granted = await lockGrantScopes(trx, grantId);
+      scopes = scopes.filter((scope) => granted.includes(scope));
     } else {
       throw new Error('saveToken without a code or refresh token');
     }
@@ -278,18 +283,19 @@ async function storeIssuedTokens(
       if (ctx.refresh) await setRefreshTokenReplacement(trx, ctx.refresh.id, refreshId);
     }
   });
+  return scopes;
 }
 
 function tokenStorageModel(db: Db, config: Config) {
   return {
     async saveToken(token: Token, client: Client, user: User): Promise<Token> {
-      await storeIssuedTokens(db, config, { token, client: client as PacerClient, user });
+      const scopes = await storeIssuedTokens(db, config, { token, client: client as PacerClient, user });
       // A clean object: anything extra here would reach the client.
       return {
         accessToken: token.accessToken,
         ...(token.accessTokenExpiresAt ? { accessTokenExpiresAt: token.accessTokenExpiresAt } : {}),
         ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
-        scope: token.scope ?? [],
+        scope: scopes,
         client,
         user,
       };

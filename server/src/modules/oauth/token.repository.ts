@@ -59,6 +59,17 @@ export async function findUnrevokedGrantIds(db: DbOrTrx, key: GrantKey): Promise
   return rows.map((row) => row.id);
 }
 
+/** The grant's scopes, its row share-locked until the transaction ends (a takeover waits for it). */
+export async function lockGrantScopes(db: DbOrTrx, grantId: string): Promise<string[]> {
+  const row = await db
+    .selectFrom('oauthGrants')
+    .select('scopes')
+    .where('id', '=', grantId)
+    .forShare()
+    .executeTakeFirstOrThrow();
+  return row.scopes;
+}
+
 /**
  * A new authorization of the same user, client and resource takes over the
  * grant: it now holds `scopes`, and its unrevoked tokens keep only the ones
