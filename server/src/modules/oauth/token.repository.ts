@@ -72,12 +72,16 @@ export async function lockGrantScopes(db: DbOrTrx, grantId: string): Promise<str
 
 /**
  * A new authorization of the same user, client and resource takes over the
- * grant: it now holds `scopes`, and its unrevoked tokens keep only the ones
- * among them (a narrower approval takes effect at once; a wider one does not
- * widen tokens issued before it).
+ * grant: it now holds `scopes`, and its tokens that can still be used keep
+ * only the ones among them (a narrower approval takes effect at once; a
+ * wider one does not widen tokens issued before it). Only tokens holding a
+ * scope outside `scopes` are written: a takeover that narrows nothing
+ * touches no token row.
  */
 export async function replaceGrantScopes(db: DbOrTrx, grantId: string, scopes: readonly string[]): Promise<void> {
-  const kept = sql<string[]>`array(select s from unnest(scopes) as s where s = any(${[...scopes]}::text[]))`;
+  const approved = sql`${[...scopes]}::text[]`;
+  const kept = sql<string[]>`array(select s from unnest(scopes) as s where s = any(${approved}))`;
+  const holdsMore = sql<boolean>`not (scopes <@ ${approved})`;
   await db
     .updateTable('oauthGrants')
     .set({ scopes: [...scopes] })
@@ -88,12 +92,17 @@ export async function replaceGrantScopes(db: DbOrTrx, grantId: string, scopes: r
     .set({ scopes: kept })
     .where('grantId', '=', grantId)
     .where('revokedAt', 'is', null)
+    .where('expiresAt', '>', sql<Date>`now()`)
+    .where(holdsMore)
     .execute();
+  // Rotated refresh tokens can only revoke the grant if presented again: their scopes no longer matter.
   await db
     .updateTable('oauthRefreshTokens')
     .set({ scopes: kept })
     .where('grantId', '=', grantId)
     .where('revokedAt', 'is', null)
+    .where('rotatedAt', 'is', null)
+    .where(holdsMore)
     .execute();
 }
 
