@@ -1,7 +1,7 @@
 /**
  * A host's first connection to `/mcp` reaches everything the user allows
- * (docs/design.md §3 "MCP / Transport and access", "Scopes", "Consent and
- * grants"), with the MCP SDK's own client and a person in Chromium:
+ * (docs/design.md §3 "OAuth 2.0 authorization server", "Scopes", "MCP /
+ * Transport and access"), with the MCP SDK's own client and a person in Chromium:
  * - MCP 2025-11-25 "Scope Selection Strategy": the 401 challenge's `scope`
  *   and the resource metadata's `scopes_supported` (RFC 9728 §2) name every
  *   MCP scope, without `offline_access`;

@@ -29,11 +29,11 @@ import {
   type GrantInsert,
   insertAccessToken,
   insertGrant,
+  insertRefreshToken,
+  linkAccessTokenToRefreshToken,
   lockGrantKey,
   lockGrantScopes,
   replaceGrantScopes,
-  insertRefreshToken,
-  linkAccessTokenToRefreshToken,
   retireRefreshToken,
   revokeGrantChain,
   setRefreshTokenReplacement,
@@ -203,7 +203,7 @@ function accessTokenModel(db: Db) {
 
 /**
  * The grant a code's tokens go under: one per user, client and resource
- * (docs/design.md §3 "Grants"). A new authorization of the same three (a
+ * (docs/design.md §3 "OAuth 2.0 authorization server"). A new authorization of the same three (a
  * step-up, the same host on another device) takes over the existing grant
  * with the scopes approved now (RFC 6749 §3.3: the token carries what was
  * granted), so the user sees one connected app, and the tokens the host
