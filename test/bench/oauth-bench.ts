@@ -129,10 +129,17 @@ async function codeRoundTrip(options: OAuthBenchOptions, cookie: string, csrf: s
     fields[match[1] as string] = (match[2] as string).replace(/&amp;/g, '&');
   }
   fields['_csrf'] = csrf;
+  const form = new URLSearchParams(fields);
+  // The ticked scope checkboxes, as a browser sends them (a server without them ignores the field).
+  for (const match of html.matchAll(
+    /<input\b[^>]*\bname="granted_scope"[^>]*\bvalue="([^"]*)"[^>]*\schecked\b[^>]*>/g,
+  )) {
+    form.append('granted_scope', match[1] as string);
+  }
   const approve = await fetch(new URL('/api/oauth/authorize', options.serverUrl), {
     method: 'POST',
     headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields),
+    body: form,
     redirect: 'manual',
   });
   const code = new URL(approve.headers.get('location') ?? 'http://invalid/').searchParams.get('code');

@@ -13,7 +13,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InvalidGrantError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MCP_SCOPES, type McpStats, type Workout } from '@pacer/contract';
+import { MCP_SCOPES, type McpStats, SCOPE_DESCRIPTIONS, type Scope, type Workout } from '@pacer/contract';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
@@ -57,8 +57,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** The person's part: sign in (once), approve on the consent page, land on the redirect URI. */
-async function approve(url: URL | undefined): Promise<string> {
+/** The person's part: sign in (once), untick `untick` and approve on the consent page, land on the redirect URI. */
+async function approve(url: URL | undefined, untick: readonly Scope[] = []): Promise<string> {
   if (!url) throw new Error('the client never asked for authorization');
   const before = callbacks.received.length;
   const page: Page = await person.newPage();
@@ -72,6 +72,9 @@ async function approve(url: URL | undefined): Promise<string> {
       signedIn = true;
     }
     await page.waitForURL((current) => current.pathname === '/api/oauth/authorize');
+    for (const scope of untick) {
+      await page.getByRole('checkbox', { name: SCOPE_DESCRIPTIONS[scope], exact: true }).uncheck();
+    }
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.waitForURL((current) => current.href.startsWith(callbacks.redirectUri));
   } finally {
@@ -108,11 +111,12 @@ describe('an assistant on the MCP SDK client', () => {
     const url = assistant.authorizationUrl;
     expect(url?.searchParams.get('resource')).toBe(server.config.mcpResource);
     expect(url?.searchParams.get('code_challenge_method')).toBe('S256');
-    // The scope came from the 401 challenge (SEP-835): the basic read scopes.
+    // The scope came from the 401 challenge (SEP-835): every MCP scope, writes included.
     expect(url?.searchParams.get('scope')?.split(' ')).toEqual(
-      expect.arrayContaining(['profile:read', 'health:read', 'workout:read']),
+      expect.arrayContaining(['profile:read', 'health:read', 'workout:read', 'health:write']),
     );
-    await transport().finishAuth(await approve(url));
+    // The person keeps the assistant from logging daily metrics, so the next test steps up.
+    await transport().finishAuth(await approve(url, ['health:write']));
     expect(assistant.saved?.refresh_token).toMatch(/^prt_/); // without offline_access
 
     client = await connect();

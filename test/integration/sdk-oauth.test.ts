@@ -196,6 +196,9 @@ describe('sign-in with the SDK helpers (RFC 6749 §4.1, RFC 7636, RFC 9207)', ()
 
 describe('createOAuthPacerClient: refresh on 401 (RFC 6749 §6, rotation)', () => {
   it('shares one refresh among five concurrent 401s, hands the new tokens to onTokens before retrying, and every call succeeds', async () => {
+    // The app's grant for this user is shared with the earlier sign-ins of this file (one grant per user, app
+    // and resource): the rotation is counted among the refresh tokens issued from this sign-in on.
+    const signedInAt = new Date();
     const initial = await signInWithSdk(app, ['health:read', 'health:write']);
     const grantId = await grantIdOf(initial);
     const events: string[] = [];
@@ -243,6 +246,7 @@ describe('createOAuthPacerClient: refresh on 401 (RFC 6749 §6, rotation)', () =
       .selectFrom('oauthRefreshTokens')
       .select(['id', 'tokenHash', 'rotatedAt', 'replacedBy'])
       .where('grantId', '=', grantId)
+      .where('createdAt', '>=', signedInAt)
       .orderBy('createdAt')
       .execute();
     expect(rows).toHaveLength(2);

@@ -131,6 +131,22 @@ export function consentFields(pageHtml: string): Record<string, string> {
   return fields;
 }
 
+/** The scopes whose checkboxes are ticked on a consent page, as a browser would send them. */
+export function tickedScopes(pageHtml: string): string[] {
+  const ticked: string[] = [];
+  for (const match of pageHtml.matchAll(/<input\b[^>]*\btype="checkbox"[^>]*>/g)) {
+    const input = match[0];
+    const value = /\bvalue="([^"]*)"/.exec(input)?.[1];
+    if (/\bname="granted_scope"/.test(input) && /\schecked\b/.test(input) && value !== undefined) ticked.push(value);
+  }
+  return ticked;
+}
+
+export interface AuthorizeOptions {
+  /** The scopes left ticked when approving; what the page ticked (the request's scopes) when left out. */
+  readonly granted?: readonly string[];
+}
+
 export interface AuthorizeResult {
   readonly status: number;
   readonly location: URL | undefined;
@@ -145,6 +161,7 @@ export async function authorizeAs(
   jar: CookieJar,
   url: string,
   decision: 'approve' | 'deny' | 'stop' = 'approve',
+  options: AuthorizeOptions = {},
 ): Promise<AuthorizeResult> {
   const first = await fetch(url, { headers: { cookie: jar.header() }, redirect: 'manual' });
   jar.store(first);
@@ -153,11 +170,13 @@ export async function authorizeAs(
   if (first.status !== 200 || decision === 'stop') {
     return { status: first.status, location: location ? new URL(location, url) : undefined, body: firstBody };
   }
-  const fields = consentFields(firstBody);
+  const form = new URLSearchParams({ ...consentFields(firstBody), decision });
+  // A browser sends each ticked checkbox (`granted_scope`) once, and nothing for an unticked one.
+  for (const scope of options.granted ?? tickedScopes(firstBody)) form.append('granted_scope', scope);
   const second = await fetch(new URL('/api/oauth/authorize', url), {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
-    body: new URLSearchParams({ ...fields, decision }),
+    body: form,
     redirect: 'manual',
   });
   const secondLocation = second.headers.get('location');

@@ -2,24 +2,9 @@ import type { Scope } from '@pacer/contract';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { BEARER, bearerChallenge, INVALID_TOKEN_REASONS } from '../http/bearer-auth.ts';
-import { mcpResourceMetadataUrl } from '../http/oauth/discovery.router.ts';
+import { MCP_REQUESTED_SCOPES, mcpResourceMetadataUrl } from '../http/oauth/discovery.router.ts';
 import { checkAccessToken, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 import { consumeRateLimit, peekRateLimit, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
-
-/**
- * Scopes named in the 401 challenge: what an assistant needs to read the
- * athlete's data. A host that authorizes with these can call every read tool;
- * writes step up when first used (403 `insufficient_scope`).
- */
-export const MCP_BASIC_SCOPES: readonly Scope[] = [
-  'profile:read',
-  'workout:read',
-  'health:read',
-  'nutrition:read',
-  'planning:read',
-  'analysis:read',
-  'memory:read',
-];
 
 export type McpAuthFailureReason =
   | 'missing_token'
@@ -61,7 +46,9 @@ function unauthorized(config: Config, reason: keyof typeof MESSAGES, tokenSent: 
     headers: {
       'WWW-Authenticate': bearerChallenge({
         resourceMetadataUrl: mcpResourceMetadataUrl(config),
-        scopes: MCP_BASIC_SCOPES,
+        // Every MCP scope (MCP_REQUESTED_SCOPES): hosts ask for exactly this on the first
+        // authorization, and a model never calls a write tool it was never shown.
+        scopes: MCP_REQUESTED_SCOPES,
         // RFC 6750 §3.1: no error code when the request carried no token at all.
         ...(tokenSent ? { error: 'invalid_token' as const, description } : {}),
       }),

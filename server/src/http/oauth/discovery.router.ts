@@ -1,7 +1,7 @@
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { MCP_SCOPES, SCOPES } from '@pacer/contract';
+import { MCP_SCOPES, type Scope, SCOPES } from '@pacer/contract';
 import express, { type RequestHandler, type Router } from 'express';
 import type { Config } from '../../config.ts';
 
@@ -64,12 +64,28 @@ export function restResourceMetadata(config: Config): OAuthProtectedResourceMeta
   };
 }
 
+/**
+ * The scopes a client should ask for on its first authorization to `/mcp`:
+ * every MCP scope, so the first connection can reach every tool the user
+ * allows (the consent page lets the user untick any of them). MCP 2025-11-25
+ * "Scope Selection Strategy": a client requests the 401 challenge's `scope`,
+ * else every scope of the resource metadata's `scopes_supported`; both carry
+ * this list.
+ *
+ * Without `offline_access` (docs/design.md §3 "Scopes"): every grant gets a
+ * refresh token anyway, and a client that asks for it is pushed to
+ * `prompt=consent` (the MCP SDK adds it, after OpenID Connect Core §11), so
+ * the page would show even where the consent may be remembered. It stays a
+ * valid scope on the MCP allowlist and in the authorization server metadata.
+ */
+export const MCP_REQUESTED_SCOPES: readonly Scope[] = MCP_SCOPES.filter((scope) => scope !== 'offline_access');
+
 /** RFC 9728 §2 metadata of the MCP endpoint: tokens must be bound to exactly `{base}/mcp` (specification §5.4). */
 export function mcpResourceMetadata(config: Config): OAuthProtectedResourceMetadata {
   return {
     resource: config.mcpResource,
     authorization_servers: [config.baseUrl],
-    scopes_supported: [...MCP_SCOPES],
+    scopes_supported: [...MCP_REQUESTED_SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'Pacer MCP',
   };

@@ -9,6 +9,7 @@ import {
   denialRedirectUrl,
   errorRedirectUrl,
   hasConsent,
+  tickedScopesOf,
   type AuthorizeParams,
 } from '../../modules/oauth/authorization.service.ts';
 import { authenticateClient, readClientCredentials } from '../../modules/oauth/client-auth.ts';
@@ -18,7 +19,7 @@ import { createTokenEndpoint } from '../../modules/oauth/token-endpoint.service.
 import { checkAccessToken } from '../../modules/oauth/token.service.ts';
 import { bearerChallenge } from '../bearer-auth.ts';
 import { loadSession, pageHeaders } from '../pages/account.pages.ts';
-import { consentPage, untrustedRequestPage } from '../pages/consent.page.ts';
+import { consentPage, GRANTED_SCOPE_FIELD, untrustedRequestPage } from '../pages/consent.page.ts';
 import { csrfTokenFor, requireCsrf } from '../pages/csrf.ts';
 import { refuseAdminScopesForUser } from '../../modules/oauth/admin-scopes.ts';
 import { oauthBody } from './oauth-body.ts';
@@ -95,7 +96,16 @@ function showAuthorization(deps: OAuthRouterDeps): RequestHandler {
   };
 }
 
-/** The consent form's answer: approve or deny the authorization request. */
+/** A form field sent once (a string), several times (an array) or not at all (a browser's unticked checkboxes). */
+function formValues(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
+}
+
+/**
+ * The consent form's answer: approve the ticked scopes, or deny. The hidden
+ * fields repeat the authorization request, which is checked again.
+ */
 function decideAuthorization(deps: OAuthRouterDeps): RequestHandler {
   const { config, db } = deps;
   return async (req, res) => {
@@ -112,7 +122,22 @@ function decideAuthorization(deps: OAuthRouterDeps): RequestHandler {
       }
       if (params['decision'] === 'approve') {
         refuseAdminScopesForUser(request, user);
-        res.redirect(303, await approveAuthorization(db, config, user.id, request));
+        const granted = tickedScopesOf(request, formValues(params[GRANTED_SCOPE_FIELD]));
+        if (granted.length === 0) {
+          // Nothing ticked is not taken as a denial: the page comes back saying why, the choices as they were.
+          res.setHeader('Cache-Control', 'no-store');
+          res
+            .status(400)
+            .type('html')
+            .send(
+              consentPage(request, csrfTokenFor(req, res, config.secureCookies), config.mcpResource, {
+                ticked: [],
+                error: 'Tick at least one permission to approve, or choose Deny.',
+              }),
+            );
+          return;
+        }
+        res.redirect(303, await approveAuthorization(db, config, user.id, request, granted));
       } else {
         res.redirect(303, denialRedirectUrl(config, request));
       }

@@ -1,10 +1,29 @@
 import { type Scope, SCOPE_DESCRIPTIONS } from '@pacer/contract';
 import { type AuthorizationRequest, consentMayBeRemembered } from '../../modules/oauth/authorization.service.ts';
 import { redirectTargetLabel } from '../../modules/oauth/redirect-uri.ts';
-import { html, page, type SafeHtml } from './html.ts';
+import { errorAlert, html, page, type SafeHtml } from './html.ts';
 
-/** The consent page (docs/design.md §3): who asks, where you go back to, what each scope allows. */
-export function consentPage(request: AuthorizationRequest, csrf: string, mcpResource: string): string {
+/** Name of the consent form's checkboxes: one per requested scope, the ones ticked are granted. */
+export const GRANTED_SCOPE_FIELD = 'granted_scope';
+
+export interface ConsentPageOptions {
+  /** The scopes ticked; every requested scope when left out (what the app asked for). */
+  readonly ticked?: readonly string[];
+  /** Why the last answer was not taken (nothing ticked). */
+  readonly error?: string;
+}
+
+/**
+ * The consent page (docs/design.md §3): who asks, where you go back to, and
+ * one checkbox per requested scope, labelled with what it allows, all ticked
+ * at first. The user may untick any; the grant gets the ticked ones only.
+ */
+export function consentPage(
+  request: AuthorizationRequest,
+  csrf: string,
+  mcpResource: string,
+  options: ConsentPageOptions = {},
+): string {
   // Where the code goes: a web host, or the scheme of the app that opens it.
   const host = redirectTargetLabel(request.redirectUri);
   const hidden = {
@@ -20,26 +39,43 @@ export function consentPage(request: AuthorizationRequest, csrf: string, mcpReso
   const fields = Object.entries(hidden)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
+  const ticked = new Set(options.ticked ?? request.scopes);
+  // The label is the plain-language description alone: it is the checkbox's accessible name.
   const scopes = request.scopes.map(
-    (scope) => html`<li><strong>${SCOPE_DESCRIPTIONS[scope as Scope] ?? scope}</strong> <code>${scope}</code></li>`,
+    (scope) =>
+      html`<li>
+        <label class="check"
+          ><input
+            type="checkbox"
+            name="${GRANTED_SCOPE_FIELD}"
+            value="${scope}"
+            ${ticked.has(scope) ? html`checked` : undefined}
+          />
+          ${SCOPE_DESCRIPTIONS[scope as Scope] ?? scope}</label
+        >
+        <code>${scope}</code>
+      </li>`,
   );
   const via = request.resource === mcpResource ? 'through its AI assistant connection (MCP)' : undefined;
   const name = request.client.name;
   return page(
     'Allow access',
     html`<h1>Allow ${name} to use your Pacer data?</h1>
-      ${unverifiedNotice(request, host)} ${askedEachTimeNotice(request)}
-      <p><strong>${name}</strong> ${via} asks for permission to:</p>
-      <ul>
-        ${scopes}
-      </ul>
-      <p>
-        After you choose, you go back to <strong>${host}</strong>. You can revoke access at any time in
-        <a href="/settings">Settings</a>.
-      </p>
+      ${unverifiedNotice(request, host)} ${askedEachTimeNotice(request)} ${errorAlert(options.error)}
       <form method="post" action="/api/oauth/authorize">
         <input type="hidden" name="_csrf" value="${csrf}" />
         ${fields}
+        <fieldset>
+          <legend><strong>${name}</strong> ${via} asks for permission to:</legend>
+          <p class="hint">Untick what you do not want to allow; the app gets only what stays ticked.</p>
+          <ul>
+            ${scopes}
+          </ul>
+        </fieldset>
+        <p>
+          After you choose, you go back to <strong>${host}</strong>. You can revoke access at any time in
+          <a href="/settings">Settings</a>.
+        </p>
         <button type="submit" name="decision" value="approve">Approve</button>
         <button type="submit" name="decision" value="deny">Deny</button>
       </form>`,

@@ -55,8 +55,11 @@ export async function findConsent(db: DbOrTrx, userId: string, clientId: string,
     .executeTakeFirst();
 }
 
-/** Remember what the user approved; approving more adds to what was approved before. */
-export async function saveConsent(
+/**
+ * Remember what the user approved on the consent page for a client and
+ * resource: the latest decision replaces the earlier one (it may be narrower).
+ */
+export async function replaceConsent(
   db: DbOrTrx,
   consent: { userId: string; clientId: string; resource: string; scopes: readonly string[] },
 ): Promise<void> {
@@ -65,7 +68,7 @@ export async function saveConsent(
     .values({ ...consent, scopes: [...consent.scopes] })
     .onConflict((oc) =>
       oc.columns(['userId', 'clientId', 'resource']).doUpdateSet({
-        scopes: sql`ARRAY(SELECT DISTINCT unnest(oauth_consents.scopes || excluded.scopes) ORDER BY 1)`,
+        scopes: [...consent.scopes],
         updatedAt: sql`now()`,
       }),
     )

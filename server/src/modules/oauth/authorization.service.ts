@@ -3,7 +3,7 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { OauthClient } from '../../db/tables.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
-import { findConsent, insertAuthorizationCode, saveConsent } from './authorization.repository.ts';
+import { findConsent, insertAuthorizationCode, replaceConsent } from './authorization.repository.ts';
 import { findClientByClientId } from './client.repository.ts';
 import { OAuthProtocolError, UntrustedAuthorizationRequestError } from './oauth-errors.ts';
 import { anyAppCanClaim, matchRedirectUri } from './redirect-uri.ts';
@@ -247,27 +247,50 @@ export async function hasConsent(
   return consent !== undefined && request.scopes.every((scope) => consent.scopes.includes(scope));
 }
 
-/** Remember the approval and answer with a fresh code on the redirect URI. */
+/**
+ * The scopes the user left ticked on the consent page, in the request's
+ * order. Only scopes the request asked for count: a value the page never
+ * offered grants nothing. Empty when the user unticked them all.
+ */
+export function tickedScopesOf(request: AuthorizationRequest, ticked: readonly string[]): string[] {
+  return request.scopes.filter((scope) => ticked.includes(scope));
+}
+
+/**
+ * Answer with a fresh code on the redirect URI. `decided`: the scopes the
+ * user approved on the consent page (a subset of the request's, at least
+ * one); they become the remembered consent for this client and resource,
+ * replacing the earlier one, so scopes the user just unticked are asked for
+ * again rather than approved from memory. Without it the request was
+ * approved from remembered consent (`hasConsent`), which stays as it was.
+ * The code, and so the grant and the token response's `scope` (RFC 6749
+ * §5.1), carry exactly the approved scopes.
+ */
 export async function approveAuthorization(
   db: Db,
   config: Config,
   userId: string,
   request: AuthorizationRequest,
+  decided?: readonly string[],
 ): Promise<string> {
+  const scopes = decided ?? request.scopes;
+  if (scopes.length === 0) throw new Error('an approval needs at least one scope');
   const code = generateSecret('pac_');
   await db.transaction().execute(async (trx) => {
-    await saveConsent(trx, {
-      userId,
-      clientId: request.client.id,
-      resource: consentResourceKey(request.resource, config),
-      scopes: request.scopes,
-    });
+    if (decided) {
+      await replaceConsent(trx, {
+        userId,
+        clientId: request.client.id,
+        resource: consentResourceKey(request.resource, config),
+        scopes: decided,
+      });
+    }
     await insertAuthorizationCode(trx, {
       codeHash: sha256Hex(code),
       clientId: request.client.id,
       userId,
       redirectUri: request.redirectUri,
-      scopes: request.scopes,
+      scopes,
       resource: request.resource,
       codeChallenge: request.codeChallenge,
       codeChallengeMethod: 'S256',

@@ -90,10 +90,11 @@ export async function lockGrantOfUser(
 }
 
 /**
- * The user's other unrevoked grants to the same app: a re-authorization
- * (say, an assistant stepping up its scopes) leaves the earlier grant behind
- * until its tokens expire. The developer client is excluded: each developer
- * token has a grant of its own and is revoked alone.
+ * The user's other unrevoked grants to the same app: one per resource (REST,
+ * MCP), since a re-authorization for the same resource takes its grant over
+ * (`grantForCode` in token-endpoint.service.ts), and any left from before
+ * that. The developer client is excluded: each developer token has a grant
+ * of its own and is revoked alone.
  */
 export async function findSiblingGrantIds(
   db: DbOrTrx,

@@ -11,7 +11,7 @@ import OAuth2Server, {
   type User,
 } from '@node-oauth/oauth2-server';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
 import { generateSecret, sha256Hex } from '../../lib/crypto.ts';
 import {
   consumeAuthorizationCode,
@@ -25,10 +25,15 @@ import { normalizeResource } from './resource.ts';
 import {
   findAccessTokenByHash,
   findRefreshTokenByHash,
+  findUnrevokedGrantIds,
+  type GrantInsert,
   insertAccessToken,
   insertGrant,
   insertRefreshToken,
   linkAccessTokenToRefreshToken,
+  lockGrantKey,
+  lockGrantScopes,
+  replaceGrantScopes,
   retireRefreshToken,
   revokeGrantChain,
   setRefreshTokenReplacement,
@@ -197,6 +202,30 @@ function accessTokenModel(db: Db) {
 }
 
 /**
+ * The grant a code's tokens go under: one per user, client and resource
+ * (docs/design.md §3 "OAuth 2.0 authorization server"). A new authorization of the same three (a
+ * step-up, the same host on another device) takes over the existing grant
+ * with the scopes approved now (RFC 6749 §3.3: the token carries what was
+ * granted), so the user sees one connected app, and the tokens the host
+ * already holds keep working with no more than those scopes. Earlier
+ * duplicates of the grant are revoked (`replaced`).
+ */
+async function grantForCode(trx: DbOrTrx, config: Config, grant: GrantInsert): Promise<string> {
+  const rest = grant.resource === null || grant.resource === config.baseUrl;
+  const key = {
+    clientId: grant.clientId,
+    userId: grant.userId,
+    resources: rest ? [null, config.baseUrl] : [grant.resource],
+  };
+  await lockGrantKey(trx, key);
+  const [current, ...older] = await findUnrevokedGrantIds(trx, key);
+  if (current === undefined) return insertGrant(trx, grant);
+  await replaceGrantScopes(trx, current, grant.scopes);
+  for (const id of older) await revokeGrantChain(trx, id, 'replaced');
+  return current;
+}
+
+/**
  * The rows one issued token pair needs, in one transaction: the grant (new for
  * a code, the refresh token's for a refresh), the access token, and the
  * rotating refresh token linked to the one it replaces.
@@ -205,10 +234,10 @@ async function storeIssuedTokens(
   db: Db,
   config: Config,
   issued: { readonly token: Token; readonly client: PacerClient; readonly user: User },
-): Promise<void> {
+): Promise<string[]> {
   const ctx = current();
   const { token } = issued;
-  const scopes = token.scope ?? [];
+  let scopes = token.scope ?? [];
   const resource = ctx.code ? ctx.code.resource : (ctx.refresh?.resource ?? null);
   // Every grant gets a rotating refresh token, MCP grants too, with or
   // without `offline_access` (docs/design.md §3 "Scopes"): MCP hosts do not ask
@@ -218,7 +247,7 @@ async function storeIssuedTokens(
   await db.transaction().execute(async (trx) => {
     let grantId: string;
     if (ctx.code) {
-      grantId = await insertGrant(trx, {
+      grantId = await grantForCode(trx, config, {
         clientId: issued.client.uuid,
         userId: String(issued.user['id']),
         scopes,
@@ -227,6 +256,10 @@ async function storeIssuedTokens(
       await linkAuthorizationCodeToGrant(trx, ctx.code.id, grantId);
     } else if (ctx.refresh) {
       grantId = ctx.refresh.grantId;
+      // Never more than the grant holds now: a new authorization that narrowed
+      // the grant while this refresh ran (its lock waits for ours, or ours for it).
+      const granted = await lockGrantScopes(trx, grantId);
+      scopes = scopes.filter((scope) => granted.includes(scope));
     } else {
       throw new Error('saveToken without a code or refresh token');
     }
@@ -250,18 +283,19 @@ async function storeIssuedTokens(
       if (ctx.refresh) await setRefreshTokenReplacement(trx, ctx.refresh.id, refreshId);
     }
   });
+  return scopes;
 }
 
 function tokenStorageModel(db: Db, config: Config) {
   return {
     async saveToken(token: Token, client: Client, user: User): Promise<Token> {
-      await storeIssuedTokens(db, config, { token, client: client as PacerClient, user });
+      const scopes = await storeIssuedTokens(db, config, { token, client: client as PacerClient, user });
       // A clean object: anything extra here would reach the client.
       return {
         accessToken: token.accessToken,
         ...(token.accessTokenExpiresAt ? { accessTokenExpiresAt: token.accessTokenExpiresAt } : {}),
         ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
-        scope: token.scope ?? [],
+        scope: scopes,
         client,
         user,
       };

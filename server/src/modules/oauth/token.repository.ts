@@ -21,6 +21,91 @@ export async function insertGrant(db: DbOrTrx, grant: GrantInsert): Promise<stri
   return row.id;
 }
 
+export interface GrantKey {
+  /** Internal id of the client (oauth_clients.id). */
+  readonly clientId: string;
+  readonly userId: string;
+  /** The resources that count as the same one (REST: no resource and the base URL). */
+  readonly resources: readonly (string | null)[];
+}
+
+/**
+ * Serialize code exchanges of one user, client and resource until the
+ * transaction ends, so two at once cannot both find no grant and insert one each.
+ */
+export async function lockGrantKey(db: DbOrTrx, key: GrantKey): Promise<void> {
+  const name = `oauth-grant:${key.clientId}:${key.userId}:${key.resources.map((entry) => entry ?? '').join(' ')}`;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(db);
+}
+
+/** Unrevoked grants of a user to a client for a resource, newest first. */
+export async function findUnrevokedGrantIds(db: DbOrTrx, key: GrantKey): Promise<string[]> {
+  const named = key.resources.filter((entry): entry is string => entry !== null);
+  const rows = await db
+    .selectFrom('oauthGrants')
+    .select('id')
+    .where('clientId', '=', key.clientId)
+    .where('userId', '=', key.userId)
+    .where('revokedAt', 'is', null)
+    .where((eb) => {
+      const matches = named.length > 0 ? [eb('resource', 'in', named)] : [];
+      if (key.resources.includes(null)) matches.push(eb('resource', 'is', null));
+      return eb.or(matches);
+    })
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .forUpdate()
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** The grant's scopes, its row share-locked until the transaction ends (a takeover waits for it). */
+export async function lockGrantScopes(db: DbOrTrx, grantId: string): Promise<string[]> {
+  const row = await db
+    .selectFrom('oauthGrants')
+    .select('scopes')
+    .where('id', '=', grantId)
+    .forShare()
+    .executeTakeFirstOrThrow();
+  return row.scopes;
+}
+
+/**
+ * A new authorization of the same user, client and resource takes over the
+ * grant: it now holds `scopes`, and its tokens that can still be used keep
+ * only the ones among them (a narrower approval takes effect at once; a
+ * wider one does not widen tokens issued before it). Only tokens holding a
+ * scope outside `scopes` are written: a takeover that narrows nothing
+ * touches no token row.
+ */
+export async function replaceGrantScopes(db: DbOrTrx, grantId: string, scopes: readonly string[]): Promise<void> {
+  const approved = sql`${[...scopes]}::text[]`;
+  const kept = sql<string[]>`array(select s from unnest(scopes) as s where s = any(${approved}))`;
+  const holdsMore = sql<boolean>`not (scopes <@ ${approved})`;
+  await db
+    .updateTable('oauthGrants')
+    .set({ scopes: [...scopes] })
+    .where('id', '=', grantId)
+    .execute();
+  await db
+    .updateTable('oauthAccessTokens')
+    .set({ scopes: kept })
+    .where('grantId', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .where('expiresAt', '>', sql<Date>`now()`)
+    .where(holdsMore)
+    .execute();
+  // Rotated refresh tokens can only revoke the grant if presented again: their scopes no longer matter.
+  await db
+    .updateTable('oauthRefreshTokens')
+    .set({ scopes: kept })
+    .where('grantId', '=', grantId)
+    .where('revokedAt', 'is', null)
+    .where('rotatedAt', 'is', null)
+    .where(holdsMore)
+    .execute();
+}
+
 export interface AccessTokenInsert {
   readonly grantId: string;
   readonly tokenHash: string;
@@ -235,9 +320,14 @@ export async function setRefreshTokenReplacement(db: DbOrTrx, id: string, replac
 
 /**
  * Revoke a grant and every access and refresh token issued under it.
- * `reason` is kept with the grant (`refresh_reuse` is counted by the MCP stats).
+ * `reason` is kept with the grant (`refresh_reuse` is counted by the MCP stats;
+ * `replaced`: a newer grant of the same user, client and resource took over).
  */
-export async function revokeGrantChain(db: DbOrTrx, grantId: string, reason?: 'refresh_reuse'): Promise<void> {
+export async function revokeGrantChain(
+  db: DbOrTrx,
+  grantId: string,
+  reason?: 'refresh_reuse' | 'replaced',
+): Promise<void> {
   const now = new Date();
   await db
     .updateTable('oauthGrants')
