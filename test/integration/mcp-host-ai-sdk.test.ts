@@ -100,6 +100,9 @@ class HostOAuthProvider implements OAuthClientProvider {
   }
 }
 
+/** Discovery, registration, and the person's sign-in and approval, on a busy machine. */
+const SIGN_IN_TIMEOUT_MS = 90_000;
+
 let server: TestServer;
 let athlete: User;
 let person: BrowserContext;
@@ -135,41 +138,45 @@ describe('the Vercel AI SDK MCP client as a host', () => {
   let host: HostOAuthProvider;
   let client: MCPClient;
 
-  it('discovers, registers, authorizes with PKCE while the person approves in Chromium, and connects', async () => {
-    host = new HostOAuthProvider(callbacks.redirectUri);
-    await expect(connect(provider())).rejects.toBeInstanceOf(UnauthorizedError);
-    const url = provider().authorizationUrl;
-    if (!url) throw new Error('the AI SDK never asked for authorization');
-    expect(url.origin + url.pathname).toBe(`${server.url}/api/oauth/authorize`);
-    expect(url.searchParams.get('resource')).toBe(server.config.mcpResource);
-    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
-    expect(url.searchParams.get('redirect_uri')).toBe(callbacks.redirectUri);
-    const registered = await server.db
-      .selectFrom('oauthClients')
-      .select(['name', 'kind', 'isPublic'])
-      .where('clientId', '=', provider().client?.client_id ?? '')
-      .executeTakeFirstOrThrow();
-    expect(registered).toEqual({ name: 'AI SDK host under test', kind: 'dcr', isPublic: true });
+  it(
+    'discovers, registers, authorizes with PKCE while the person approves in Chromium, and connects',
+    async () => {
+      host = new HostOAuthProvider(callbacks.redirectUri);
+      await expect(connect(provider())).rejects.toBeInstanceOf(UnauthorizedError);
+      const url = provider().authorizationUrl;
+      if (!url) throw new Error('the AI SDK never asked for authorization');
+      expect(url.origin + url.pathname).toBe(`${server.url}/api/oauth/authorize`);
+      expect(url.searchParams.get('resource')).toBe(server.config.mcpResource);
+      expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+      expect(url.searchParams.get('redirect_uri')).toBe(callbacks.redirectUri);
+      const registered = await server.db
+        .selectFrom('oauthClients')
+        .select(['name', 'kind', 'isPublic'])
+        .where('clientId', '=', provider().client?.client_id ?? '')
+        .executeTakeFirstOrThrow();
+      expect(registered).toEqual({ name: 'AI SDK host under test', kind: 'dcr', isPublic: true });
 
-    const callback = await approveInChromium(person, url.href, athlete, (current) =>
-      current.href.startsWith(callbacks.redirectUri),
-    );
-    const code = callback.searchParams.get('code');
-    if (!code) throw new Error(`no code on the callback: ${callback.href}`);
-    expect(
-      await auth(provider(), {
-        serverUrl: server.config.mcpResource,
-        authorizationCode: code,
-        callbackState: callback.searchParams.get('state') ?? undefined,
-        callbackIssuer: callback.searchParams.get('iss') ?? undefined,
-      }),
-    ).toBe('AUTHORIZED');
-    expect(provider().saved?.access_token).toMatch(/^pat_/);
-    expect(provider().saved?.refresh_token).toMatch(/^prt_/);
+      const callback = await approveInChromium(person, url.href, athlete, (current) =>
+        current.href.startsWith(callbacks.redirectUri),
+      );
+      const code = callback.searchParams.get('code');
+      if (!code) throw new Error(`no code on the callback: ${callback.href}`);
+      expect(
+        await auth(provider(), {
+          serverUrl: server.config.mcpResource,
+          authorizationCode: code,
+          callbackState: callback.searchParams.get('state') ?? undefined,
+          callbackIssuer: callback.searchParams.get('iss') ?? undefined,
+        }),
+      ).toBe('AUTHORIZED');
+      expect(provider().saved?.access_token).toMatch(/^pat_/);
+      expect(provider().saved?.refresh_token).toMatch(/^prt_/);
 
-    client = await connect(provider());
-    expect(client.serverInfo.name).toBeTruthy();
-  });
+      client = await connect(provider());
+      expect(client.serverInfo.name).toBeTruthy();
+    },
+    SIGN_IN_TIMEOUT_MS,
+  );
 
   it('lists every tool on the first connection and turns each into a tool a model can call', async () => {
     const { tools } = await client.listTools();

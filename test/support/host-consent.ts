@@ -28,7 +28,9 @@ export async function approveInChromium(
       await page.waitForURL((url) => url.pathname === '/api/oauth/authorize', { timeout: STEP_TIMEOUT_MS });
     }
     await page.getByRole('button', { name: 'Approve' }).click({ timeout: STEP_TIMEOUT_MS });
-    await page.waitForURL(isCallback, { waitUntil: 'commit', timeout: STEP_TIMEOUT_MS });
+    // Until the callback page has loaded: closing a page whose navigation had only committed
+    // left `page.close()` hanging for a minute and more in about one run in three.
+    await page.waitForURL(isCallback, { timeout: STEP_TIMEOUT_MS });
     return new URL(page.url());
   } finally {
     await page.close();
