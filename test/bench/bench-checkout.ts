@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { sleep } from './bench-support.ts';
 
@@ -14,19 +13,7 @@ const MAIN = path.join(BENCH_REPO, 'server/src/main.ts');
 /** The flags `npm start` and `npm run pacer` run the server with (package.json). */
 const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
 
-/** A port nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
-      );
-    });
-  });
-}
+export { freePort } from '../support/free-port.ts';
 
 /** `npm run pacer -- <args>` of BENCH_REPO: what it printed, or a rejection that quotes it. */
 export function runPacer(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {

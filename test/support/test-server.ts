@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import pg from 'pg';
 import type { DestinationStream } from 'pino';
 import { inject } from 'vitest';
@@ -8,7 +7,10 @@ import type { Db } from '../../server/src/db/database.ts';
 import { createLogger } from '../../server/src/logger.ts';
 import { startRuntime, type Runtime } from '../../server/src/runtime.ts';
 import { SecretBox } from '../../server/src/lib/secret-box.ts';
+import { freePort } from './free-port.ts';
 import { waitFor } from './wait.ts';
+
+export { freePort };
 
 export interface TestServer {
   /** Base URL of the running server, e.g. `http://127.0.0.1:40123`. */
@@ -69,19 +71,6 @@ export async function dropDatabase(name: string): Promise<void> {
   } finally {
     await admin.end();
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /**
