@@ -9,6 +9,7 @@ import { hashLaneLoad } from '../../server/src/lib/crypto.ts';
 import { makeUser, TEST_PASSWORD } from '../support/factories.ts';
 import { CookieJar, signIn } from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { waitFor } from '../support/wait.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -206,6 +207,31 @@ describe('an attacker flooding /login from many addresses at once', () => {
     expect(maxActive).toBeGreaterThan(0);
     expect(maxActive).toBeLessThanOrEqual(hashLaneLoad('shared').concurrency);
     expect(sawQueue).toBe(true);
+  });
+});
+
+describe('an attacker flooding /login from many addresses at once, while the user signs in from home', () => {
+  it('a sign-in from an address the account signed in from before overtakes the flood, even without the device cookie', async () => {
+    const home = address();
+    const user = await makeUser(server.db);
+    // Signed in from home once before; today's browser has no cookies (cleared, or another browser).
+    expect((await attemptLogin(server.url, { email: user.email, password: TEST_PASSWORD, from: home })).status).toBe(
+      303,
+    );
+    let floodAnswered = 0;
+    const flood = Array.from({ length: 20 }, (_, i) =>
+      attemptLogin(server.url, { email: `botnet-${i}@example.test`, password: 'a wrong password' }).then((res) => {
+        floodAnswered += 1;
+        return res.status;
+      }),
+    );
+    await waitFor(() => Promise.resolve(hashLaneLoad('shared').pending >= 10), 'the flood to queue in the shared lane');
+    const real = await attemptLogin(server.url, { email: user.email, password: TEST_PASSWORD, from: home });
+    const answeredBefore = floodAnswered;
+    expect(real.status).toBe(303);
+    expect(await Promise.all(flood)).toEqual(Array.from({ length: 20 }, () => 401));
+    // Queued behind the flood it would come after at least the ten hashes waiting when it was sent.
+    expect(answeredBefore).toBeLessThan(6);
   });
 });
 

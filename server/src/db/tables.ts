@@ -236,6 +236,14 @@ export interface LoginThrottlesTable {
   lastAttemptAt: DefaultedTimestamp;
 }
 
+/** An address an account signed in from: its sign-ins from there are hashed in the known browsers' lane (login.service.ts). */
+export interface LoginKnownAddressesTable {
+  /** SHA-256 of `<user id>:<address>`. */
+  key: string;
+  userId: string;
+  lastSignedInAt: DefaultedTimestamp;
+}
+
 /**
  * One Idempotency-Key of a REST write, scoped to (user, app). `inProgress`
  * while the first request runs; `completed` once its response is stored.
@@ -351,6 +359,7 @@ export interface Database {
   nutritionItems: NutritionItemsTable;
   rateLimitCounters: RateLimitCountersTable;
   loginThrottles: LoginThrottlesTable;
+  loginKnownAddresses: LoginKnownAddressesTable;
   idempotencyKeys: IdempotencyKeysTable;
   plannedWorkouts: PlannedWorkoutsTable;
   workouts: WorkoutsTable;

@@ -15,8 +15,9 @@ const KEY_LENGTH = 64;
  * sign-ins fill the pool (4 threads) and every other hash, file read and DNS
  * lookup waits behind them. So hashes run in two bounded lanes of half the
  * cores each: `shared` for everyone, and `trusted` for sign-ins from a
- * browser that signed in to that account before (a device cookie, see
- * login.service.ts), which therefore never queue behind an attack.
+ * browser (a device cookie) or an address that signed in to that account
+ * before (see login.service.ts), which therefore never queue behind an attack
+ * sent from elsewhere.
  */
 export type HashLane = 'shared' | 'trusted';
 

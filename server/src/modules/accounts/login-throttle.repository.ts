@@ -63,3 +63,29 @@ export async function deleteThrottlesIdleSince(db: DbOrTrx, before: Date): Promi
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Whether `key` (login.service.ts `knownAddressKey`) had a successful sign-in since `since`. */
+export async function isKnownAddress(db: DbOrTrx, key: string, since: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('loginKnownAddresses')
+    .select('key')
+    .where('key', '=', key)
+    .where('lastSignedInAt', '>=', since)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Note a successful sign-in of `userId` from the address behind `key`. */
+export async function rememberKnownAddress(db: DbOrTrx, key: string, userId: string): Promise<void> {
+  await db
+    .insertInto('loginKnownAddresses')
+    .values({ key, userId })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ lastSignedInAt: sql`now()` }))
+    .execute();
+}
+
+/** Housekeeping: addresses with no successful sign-in since `before`. */
+export async function deleteKnownAddressesUnusedSince(db: DbOrTrx, before: Date): Promise<number> {
+  const result = await db.deleteFrom('loginKnownAddresses').where('lastSignedInAt', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -3,12 +3,14 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
-import { DUMMY_PASSWORD_HASH, hmacSha256, safeEqual, verifyPassword } from '../../lib/crypto.ts';
+import { DUMMY_PASSWORD_HASH, hmacSha256, safeEqual, sha256Hex, verifyPassword } from '../../lib/crypto.ts';
 import {
   deleteThrottle,
   giveBackAttempt,
+  isKnownAddress,
   lockThrottleRows,
   recordThrottle,
+  rememberKnownAddress,
   type ThrottleRow,
 } from './login-throttle.repository.ts';
 import { findUserByEmail } from './user.repository.ts';
@@ -37,7 +39,9 @@ import { findUserByEmail } from './user.repository.ts';
  * user id and a nonce, keyed by the server's secret: OWASP's "device cookies")
  * whose attempts are counted under their own key, not the account's, and
  * hashed in their own lane (lib/crypto.ts), so the real user on a known
- * browser is neither locked out nor queued behind the attack.
+ * browser is neither locked out nor queued behind the attack. A sign-in from
+ * an address the account signed in from before (`KNOWN_ADDRESS_DAYS`) is
+ * hashed in that lane too, though it still counts against the account.
  */
 export interface SignInDeps {
   readonly db: Db;
@@ -72,21 +76,44 @@ export async function signInWithPassword(deps: SignInDeps, attempt: SignInAttemp
   const user = await findUserByEmail(deps.db, attempt.email);
   const device = user ? trustedDevice(deps.deviceKey, user.id, attempt.deviceToken) : undefined;
   const keys = throttleKeys(deps.config.login, attempt, device);
-  const retryAfterSecs = await takeAttempt(deps, keys);
+  const addressKey = user ? knownAddressKey(user.id, attempt.address) : undefined;
+  const [retryAfterSecs, knownAddress] = await Promise.all([
+    takeAttempt(deps, keys),
+    addressKey === undefined || device !== undefined
+      ? false
+      : isKnownAddress(deps.db, addressKey, new Date(Date.now() - KNOWN_ADDRESS_DAYS * 86_400_000)),
+  ]);
   if (retryAfterSecs > 0) return { outcome: 'locked', retryAfterSecs };
   const hash = user?.passwordHash ?? DUMMY_PASSWORD_HASH;
-  const valid = await (device
+  const valid = await (device !== undefined || knownAddress
     ? verifyPassword(attempt.password, hash, 'trusted')
     : inAddressLine(attempt.address, () => verifyPassword(attempt.password, hash, 'shared')));
   if (!user || !valid || !user.active) return { outcome: 'refused' };
-  await Promise.all(
-    keys.map((key) =>
+  await Promise.all([
+    ...keys.map((key) =>
       key.key.startsWith('address:')
         ? giveBackAttempt(deps.db, key.key, key.freeAttempts)
         : deleteThrottle(deps.db, key.key),
     ),
-  );
+    rememberKnownAddress(deps.db, addressKey as string, user.id),
+  ]);
   return { outcome: 'signed-in', user, deviceToken: device ?? deviceTokenFor(deps.deviceKey, user.id) };
+}
+
+/**
+ * An address the account signed in from within this many days counts as the
+ * user's own network: a sign-in from it is hashed in the known browsers' lane
+ * even from a browser without the device cookie (cookies cleared, a second
+ * browser at home). An attacker cannot send from the user's address (the
+ * address is the TCP peer, or what a trusted proxy says), so a flood from
+ * elsewhere never reaches that lane, and from the attacker's addresses every
+ * account, existing or not, is hashed in the same shared lane.
+ */
+export const KNOWN_ADDRESS_DAYS = 90;
+
+/** The row key of `userId` signing in from `address`: the address is not kept as such. */
+function knownAddressKey(userId: string, address: string): string {
+  return sha256Hex(`${userId}:${address}`);
 }
 
 interface AddressLine {

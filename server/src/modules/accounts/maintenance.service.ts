@@ -4,7 +4,8 @@ import { deleteMcpRecordsBefore } from '../mcp-audit/mcp-audit.repository.ts';
 import { MCP_RECORD_RETENTION_DAYS } from '../mcp-audit/mcp-stats.service.ts';
 import { deleteTokensExpiredBefore } from '../oauth/token.repository.ts';
 import { deleteCountersExpiredBefore } from '../rate-limit/rate-limit.repository.ts';
-import { deleteThrottlesIdleSince } from './login-throttle.repository.ts';
+import { deleteKnownAddressesUnusedSince, deleteThrottlesIdleSince } from './login-throttle.repository.ts';
+import { KNOWN_ADDRESS_DAYS } from './login.service.ts';
 import { deleteSessionsExpiredBefore } from './session.repository.ts';
 
 export interface PurgeCounts {
@@ -14,6 +15,8 @@ export interface PurgeCounts {
   readonly rateLimitCounters: number;
   /** Sign-in throttles with no attempt and no lock for `graceDays` (their counts went stale after a day). */
   readonly loginThrottles: number;
+  /** Addresses an account has not signed in from for `KNOWN_ADDRESS_DAYS`: they no longer count as known. */
+  readonly loginKnownAddresses: number;
   /** MCP execution and auth-failure records past their retention. */
   readonly mcpRecords: number;
 }
@@ -33,6 +36,7 @@ export async function purgeExpired(db: Db, graceDays: number): Promise<PurgeCoun
     idempotencyKeys: await deleteIdempotencyKeysExpiredBefore(trx, before),
     rateLimitCounters: await deleteCountersExpiredBefore(trx, before),
     loginThrottles: await deleteThrottlesIdleSince(trx, before),
+    loginKnownAddresses: await deleteKnownAddressesUnusedSince(trx, new Date(now - KNOWN_ADDRESS_DAYS * 86_400_000)),
     mcpRecords: await deleteMcpRecordsBefore(trx, mcpBefore),
   }));
 }
