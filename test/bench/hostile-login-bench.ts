@@ -10,8 +10,9 @@
  *
  * Each round: the real user's sign-in (POST /login, 303) idle, as the reference; then 50 wrong
  * sign-ins (each for its own unknown e-mail, from its own address) sent at once, and 20 ms later the
- * real user's sign-in from the known browser, and then from a new browser. Printed: min/median/max
- * over the rounds of each time, and of its ratio to the idle one.
+ * real user's sign-in from the known browser, then from a new browser on the same network (the
+ * address it signed in from), then from a new browser on a network it never signed in from. Printed:
+ * min/median/max over the rounds of each time, and of its ratio to the idle one.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
  *   node --experimental-strip-types --disable-warning=ExperimentalWarning --conditions=pacer-source \
@@ -129,21 +130,25 @@ async function main(): Promise<void> {
     const idle: number[] = [];
     const known: number[] = [];
     const fresh: number[] = [];
+    const stranger: number[] = [];
     for (let r = 0; r < ROUNDS; r += 1) {
       const reference = await postLogin(base, await prepareLogin(base, email, password, { jar: browser }));
       idle.push(reference.ms);
-      for (const [target, jarOf] of [
-        [known, () => browser],
-        [fresh, () => new Jar()],
-      ] as const) {
+      const cases = [
+        { target: known, label: 'known browser', jar: () => browser, from: undefined },
+        { target: fresh, label: 'new browser  ', jar: () => new Jar(), from: undefined },
+        // A new browser on a network this account never signed in from: nothing tells it from the attack.
+        { target: stranger, label: 'new network  ', jar: () => new Jar(), from: `192.0.2.${r + 1}` },
+      ];
+      for (const [floodIndex, { target, label, jar, from }] of cases.entries()) {
         const attacks = await Promise.all(
           Array.from({ length: ATTACKERS }, (_, i) =>
-            prepareLogin(base, `nobody-${r}-${target === known ? 'k' : 'f'}-${i}@example.com`, 'wrong password 1', {
-              from: attackerAddress(r, target === known ? 0 : 1, i),
+            prepareLogin(base, `nobody-${r}-${floodIndex}-${i}@example.com`, 'wrong password 1', {
+              from: attackerAddress(r, floodIndex, i),
             }),
           ),
         );
-        const userLogin = await prepareLogin(base, email, password, { jar: jarOf() });
+        const userLogin = await prepareLogin(base, email, password, { jar: jar(), ...(from ? { from } : {}) });
         const flood = Promise.all(attacks.map((attack) => postLogin(base, attack)));
         await sleep(20);
         const measured = await postLogin(base, userLogin);
@@ -152,7 +157,7 @@ async function main(): Promise<void> {
         target.push(measured.ms);
         const statuses = [...new Set(answers.map((answer) => answer.status))].join(',');
         process.stdout.write(
-          `round ${r + 1} ${target === known ? 'known browser' : 'new browser  '}: ${round(measured.ms, 1)} ms (idle ${round(reference.ms, 1)} ms; attack answers ${statuses})\n`,
+          `round ${r + 1} ${label}: ${round(measured.ms, 1)} ms (idle ${round(reference.ms, 1)} ms; attack answers ${statuses})\n`,
         );
       }
     }
@@ -168,6 +173,7 @@ async function main(): Promise<void> {
         line('idle                       ', idle),
         line('under attack, known browser', known),
         line('under attack, new browser  ', fresh),
+        line('under attack, new network  ', stranger),
         '',
       ].join('\n'),
     );
