@@ -29,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { CookieJar } from '../support/cookie-jar.ts';
 import { BENCH_REPO, freePort, runPacer, spawnPacer, waitReady } from './bench-checkout.ts';
 import { round, sleep, spreadOf } from './bench-support.ts';
 
@@ -38,39 +39,26 @@ const ATTACKERS = Number(process.env['PACER_BENCH_ATTACKERS'] ?? 50);
 const ADDRESSES = Number(process.env['PACER_BENCH_ATTACK_ADDRESSES'] ?? ATTACKERS);
 const FORM = 'application/x-www-form-urlencoded';
 
-/** Cookies of one browser. */
-class Jar {
-  private readonly cookies = new Map<string, string>();
-  store(response: Response): void {
-    for (const header of response.headers.getSetCookie()) {
-      const [pair] = header.split(';');
-      const [name, ...value] = (pair ?? '').split('=');
-      if (name) this.cookies.set(name.trim(), value.join('='));
-    }
-  }
-  get(name: string): string {
-    return this.cookies.get(name) ?? '';
-  }
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
-
 interface PreparedLogin {
-  readonly jar: Jar;
+  readonly jar: CookieJar;
   readonly headers: Record<string, string>;
   readonly body: string;
 }
 
 /** GET /login (its CSRF token), ready to POST. */
-async function prepareLogin(base: string, email: string, password: string, options: { jar?: Jar; from?: string }) {
-  const jar = options.jar ?? new Jar();
+async function prepareLogin(
+  base: string,
+  email: string,
+  password: string,
+  options: { jar?: CookieJar; from?: string },
+) {
+  const jar = options.jar ?? new CookieJar();
   const extra: Record<string, string> = options.from ? { 'x-forwarded-for': options.from } : {};
   jar.store(await fetch(`${base}/login`, { headers: { ...extra, cookie: jar.header() } }));
   return {
     jar,
     headers: { ...extra, 'content-type': FORM, cookie: jar.header() },
-    body: new URLSearchParams({ _csrf: jar.get('pacer_csrf'), email, password }).toString(),
+    body: new URLSearchParams({ _csrf: jar.get('pacer_csrf') ?? '', email, password }).toString(),
   } satisfies PreparedLogin;
 }
 
@@ -123,7 +111,7 @@ async function main(): Promise<void> {
     await runPacer(env, ['user:create', '--email', email, '--password', password, '--json']);
     server = spawnPacer(env);
     await waitReady(base, server, { timeoutMs: 60_000 });
-    const browser = new Jar();
+    const browser = new CookieJar();
     const first = await postLogin(base, await prepareLogin(base, email, password, { jar: browser }));
     if (first.status !== 303) throw new Error(`the real user could not sign in: ${first.status}`);
 
@@ -136,9 +124,9 @@ async function main(): Promise<void> {
       idle.push(reference.ms);
       const cases = [
         { target: known, label: 'known browser', jar: () => browser, from: undefined },
-        { target: fresh, label: 'new browser  ', jar: () => new Jar(), from: undefined },
+        { target: fresh, label: 'new browser  ', jar: () => new CookieJar(), from: undefined },
         // A new browser on a network this account never signed in from: nothing tells it from the attack.
-        { target: stranger, label: 'new network  ', jar: () => new Jar(), from: `192.0.2.${r + 1}` },
+        { target: stranger, label: 'new network  ', jar: () => new CookieJar(), from: `192.0.2.${r + 1}` },
       ];
       for (const [floodIndex, { target, label, jar, from }] of cases.entries()) {
         const attacks = await Promise.all(

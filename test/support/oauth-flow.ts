@@ -3,34 +3,11 @@ import type { Db } from '../../server/src/db/database.ts';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { createApp } from '../../server/src/modules/oauth/client.service.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
+import { CookieJar } from './cookie-jar.ts';
 import { TEST_PASSWORD } from './factories.ts';
 import { testSecretBox } from './test-server.ts';
 
-/** A browser's cookies for one origin, enough for our pages. */
-export class CookieJar {
-  private readonly cookies = new Map<string, string>();
-
-  store(response: Response): void {
-    for (const header of response.headers.getSetCookie()) {
-      const [pair] = header.split(';');
-      const [name, ...value] = (pair ?? '').split('=');
-      if (name) this.cookies.set(name.trim(), value.join('='));
-    }
-  }
-
-  get(name: string): string | undefined {
-    return this.cookies.get(name);
-  }
-
-  /** A cookie the browser kept from earlier (e.g. a device cookie from another jar). */
-  set(name: string, value: string): void {
-    this.cookies.set(name, value);
-  }
-
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
+export { CookieJar };
 
 /** RFC 7636 §4.1-4.2: a verifier and its S256 challenge. */
 export function pkcePair(): { verifier: string; challenge: string } {
