@@ -1,10 +1,4 @@
-import {
-  LocalDateSchema,
-  ReportTypeSchema,
-  type PlannedStructure,
-  type RecoveryStatus,
-  type ReportType,
-} from '@pacer/contract';
+import { LocalDateSchema, ReportTypeSchema, type RecoveryStatus, type ReportType } from '@pacer/contract';
 import { z } from 'zod';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow, WellnessRow, WorkoutRow } from '../../db/tables.ts';
@@ -753,7 +747,7 @@ function plannedWorkoutFuelOf(
     sport: plan.sport,
     durationSecs: plan.durationSecs,
     trainingStress: plan.trainingStress,
-    structure: plan.structure as PlannedStructure | null,
+    structure: plan.structure,
   });
   const durationSecs = intensity ? Math.round(sum(intensity.blocks.map((block) => block.durationSecs))) : null;
   const startMs = plan.timeOfDay === null ? null : zonedTimeMs(plan.date, plan.timeOfDay, timeZone);
