@@ -45,7 +45,14 @@
  * Pure functions: no database, no clock. Dates are the athlete's local
  * `YYYY-MM-DD` dates; day arithmetic on them is calendar arithmetic.
  */
-import type { RecoveryStatus, WellnessField, WellnessRecord } from '@pacer/contract';
+import {
+  RECOVERY_COMPONENTS,
+  type RecoveryComponentName,
+  type RecoveryDay as RecoveryDayBody,
+  type RecoveryStatus,
+  type WellnessField,
+  type WellnessRecord,
+} from '@pacer/contract';
 import { addDays, daysBetween } from '../../lib/dates.ts';
 
 /** Component weights (model defaults); they sum to 1 and are renormalised over the available components. */
@@ -55,10 +62,9 @@ export const RECOVERY_WEIGHTS = {
   sleep: 0.25,
   subjective: 0.1,
   load: 0.15,
-} as const;
-export type RecoveryComponentName = keyof typeof RECOVERY_WEIGHTS;
-/** Table order; it also breaks ties when naming the component that lowered the score most. */
-const COMPONENT_ORDER: readonly RecoveryComponentName[] = ['hrv', 'restingHr', 'sleep', 'subjective', 'load'];
+} as const satisfies Record<RecoveryComponentName, number>;
+/** The contract's order; it also breaks ties when naming the component that lowered the score most. */
+const COMPONENT_ORDER = RECOVERY_COMPONENTS;
 
 /** A 7-day HRV mean needs ≥ 3 readings (Plews et al. 2014, IJSPP 9:783). */
 export const HRV_WEEK_DAYS = 7;
@@ -234,7 +240,8 @@ export interface LoadComponent extends ComponentResult {
   readonly baseline: null;
 }
 
-export interface RecoveryComponents {
+/** One result per component the contract names, each with what its model saw. */
+export interface RecoveryComponents extends Readonly<Record<RecoveryComponentName, ComponentResult>> {
   readonly hrv: HrvComponent;
   readonly restingHr: RestingHrComponent;
   readonly sleep: SleepComponent;
@@ -242,14 +249,13 @@ export interface RecoveryComponents {
   readonly load: LoadComponent;
 }
 
-export interface RecoveryDay {
-  readonly date: string;
-  /** 0–100 with 2 decimals; `null` when `insufficient_data`. */
-  readonly score: number | null;
-  readonly status: RecoveryStatus;
+/**
+ * The contract's day with the model's richer components. `score` has 2
+ * decimals and is `null` with `insufficient_data`; `explanation` names what
+ * lowered the score most, or what data is missing.
+ */
+export interface RecoveryDay extends Readonly<Omit<RecoveryDayBody, 'components'>> {
   readonly components: RecoveryComponents;
-  /** One plain sentence: what lowered the score most, or what data is missing. */
-  readonly explanation: string;
 }
 
 /** A component before weighting: its score, what it was computed from, and a sentence for the explanation. */

@@ -1,4 +1,10 @@
-import { LocalDateSchema, ReportTypeSchema, type RecoveryStatus, type ReportType } from '@pacer/contract';
+import {
+  LocalDateSchema,
+  ReportTypeSchema,
+  type FuelStatus,
+  type RecoveryStatus,
+  type ReportType,
+} from '@pacer/contract';
 import { z } from 'zod';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow, WellnessRow, WorkoutRow } from '../../db/tables.ts';
@@ -13,7 +19,7 @@ import {
 } from '../analytics/analytics.repository.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { plannedWorkoutIntensity } from '../fuel/exercise.ts';
-import { fuelStatus, type FuelStatus } from '../fuel/fuel-plan.ts';
+import { fuelStatus } from '../fuel/fuel-plan.ts';
 import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from '../fuel/fuel.repository.ts';
 import { DEFAULT_BODY_MASS_KG, STEP_MS } from '../fuel/glycogen.constants.ts';
 import { capacityFor } from '../fuel/glycogen.model.ts';
@@ -412,12 +418,16 @@ const RECOVERY_STATUS_LABELS: Readonly<Record<RecoveryStatus, string>> = {
 
 export interface RecoverySummary {
   /** Each day of the week: its stored score and status, both `null` when no day is stored. */
-  readonly days: readonly { readonly date: string; readonly score: number | null; readonly status: string | null }[];
+  readonly days: readonly {
+    readonly date: string;
+    readonly score: number | null;
+    readonly status: RecoveryStatus | null;
+  }[];
   /** The week's last stored day, with its explanation; `null` when none is stored. */
   readonly latest: {
     readonly date: string;
     readonly score: number | null;
-    readonly status: string;
+    readonly status: RecoveryStatus;
     readonly explanation: string;
   } | null;
 }
@@ -454,7 +464,7 @@ function recoverySection(period: ReportPeriod, recovery: RecoverySummary): strin
         day.date,
         weekdayOf(day.date),
         day.status === null ? 'not computed' : day.score === null ? '–' : fixed(day.score, 0),
-        day.status === null ? '–' : (RECOVERY_STATUS_LABELS[day.status as RecoveryStatus] ?? inline(day.status)),
+        day.status === null ? '–' : RECOVERY_STATUS_LABELS[day.status],
       ]),
     ),
     '',
