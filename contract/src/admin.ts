@@ -10,6 +10,10 @@ export const ADMIN_METADATA: RouteMetadata = { admin: true };
 export const MCP_STATS_WINDOW_HOURS_DEFAULT = 24;
 export const MCP_STATS_WINDOW_HOURS_MAX = 720;
 
+/** How a tool call ended, as `byStatus` counts it. */
+export const MCP_EXECUTION_STATUSES = ['ok', 'error'] as const;
+export type McpExecutionStatus = (typeof MCP_EXECUTION_STATUSES)[number];
+
 const LatencySchema = z
   .object({
     p50: z.number().nullable().describe('Milliseconds; `null` without executions.'),
@@ -22,7 +26,9 @@ export const McpStatsSchema = z
   .object({
     windowHours: z.number().int(),
     totalExecutions: z.number().int().describe('Tool calls in the window.'),
-    byStatus: z.record(z.string(), z.number().int()).describe('Tool calls per status (`ok`, `error`).'),
+    byStatus: z
+      .record(z.string(), z.number().int())
+      .describe(`Tool calls per status (${MCP_EXECUTION_STATUSES.map((status) => `\`${status}\``).join(', ')}).`),
     byErrorCode: z.record(z.string(), z.number().int()).describe('Failed tool calls per error code.'),
     byTool: z
       .array(

@@ -25,6 +25,7 @@ const c = initContract();
 
 export const TRAINING_LOAD_METHODS = ['power', 'heart_rate', 'estimate', 'mixed'] as const;
 export const TrainingLoadMethodSchema = z.enum(TRAINING_LOAD_METHODS);
+export type TrainingLoadMethod = z.infer<typeof TrainingLoadMethodSchema>;
 
 export const AnalyticsRangeQuerySchema = z.strictObject({
   from: LocalDateSchema.optional().describe('First date, inclusive. Default: 29 days before `to`.'),
@@ -151,13 +152,18 @@ export const FuelTimelineQuerySchema = z.strictObject({
   ),
 });
 
+/** Whether the glycogen predicted for a planned workout covers it. */
+export const FUEL_STATUSES = ['ready', 'top_up', 'at_risk'] as const;
+export const FuelStatusSchema = z.enum(FUEL_STATUSES);
+export type FuelStatus = z.infer<typeof FuelStatusSchema>;
+
 export const PlannedWorkoutFuelSchema = z
   .object({
     plannedWorkoutId: z.uuid(),
     start: FuelLevelSchema,
     end: FuelLevelSchema,
     minimum: FuelLevelSchema,
-    status: z.enum(['ready', 'top_up', 'at_risk']),
+    status: FuelStatusSchema,
     advice: z.array(
       z.object({
         at: TimestampWithOffsetSchema,

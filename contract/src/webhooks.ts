@@ -47,6 +47,11 @@ export const WebhookDeliveryStateSchema = z
   );
 export type WebhookDeliveryState = z.infer<typeof WebhookDeliveryStateSchema>;
 
+/** How a delivery proved it came from the app: secret header, secret query parameter, or HMAC signature. */
+export const WEBHOOK_AUTH_METHODS = ['header', 'query', 'signature'] as const;
+export const WebhookAuthMethodSchema = z.enum(WEBHOOK_AUTH_METHODS);
+export type WebhookAuthMethod = z.infer<typeof WebhookAuthMethodSchema>;
+
 export const WebhookDeliverySchema = z
   .object({
     id: z.uuid(),
@@ -75,7 +80,7 @@ export const WebhookDeliverySchema = z
       .describe('Query parameters; `secret` redacted.'),
     sourceIp: z.string().nullable(),
     secretMatched: z.boolean(),
-    authMethod: z.enum(['header', 'query', 'signature']).nullable(),
+    authMethod: WebhookAuthMethodSchema.nullable(),
     webhookId: z.string().nullable().describe('`X-Webhook-Id` as sent.'),
     duplicateOf: z.uuid().nullable().describe('For a repeated `X-Webhook-Id`: the delivery that took the id first.'),
     state: WebhookDeliveryStateSchema,

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../../server/src/db/database.ts';
-import type { WebhookDeliveriesTable, WebhookDeliveryState } from '../../server/src/db/tables.ts';
+import type { WebhookDeliveryState } from '@pacer/contract';
+import type { WebhookDeliveriesTable } from '../../server/src/db/tables.ts';
 import type { TestServer } from './test-server.ts';
 import { sleep } from './wait.ts';
 

@@ -651,7 +651,7 @@ function planned(
   };
 }
 
-const power = (min: number, max = min) => ({ type: 'power', minPercentFtp: min, maxPercentFtp: max });
+const power = (min: number, max = min) => ({ type: 'power' as const, minPercentFtp: min, maxPercentFtp: max });
 const plannedWorkouts: ReportPlannedWorkout[] = [
   planned({ id: 'p8', date: '2026-11-21', timeOfDay: '10:00', title: 'After the week' }),
   planned({ id: 'p6', date: '2026-11-20', timeOfDay: '23:30', title: 'Midnight ride' }),

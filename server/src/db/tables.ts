@@ -1,16 +1,27 @@
 import type {
-  AbsorptionType,
   AsyncJobProgress,
   AsyncJobStatusValue,
   AsyncJobType,
-  MEALS,
-  MemoryCategory,
-  PlannedSport,
-  RecommendationKind,
-  RecommendationStatus,
+  FeatureFlags,
+  McpExecutionStatus,
+  Memory,
+  NutritionItem,
+  PlannedStructure,
+  PlannedWorkout,
+  Profile,
+  Recommendation,
+  RecommendationAction,
+  RecommendationEvidence,
+  RecoveryDay,
   ReportType,
-  SEXES,
+  TrainingLoadDay,
+  WebhookAuthMethod,
   WebhookDeliveryState,
+  WellnessField,
+  WellnessRecord,
+  Workout,
+  WorkoutDevice,
+  WorkoutLap,
 } from '@pacer/contract';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
@@ -18,6 +29,19 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
  * Every table the server reads or writes, in one place. Columns are written
  * in camelCase here; Kysely's CamelCasePlugin maps them to the snake_case
  * names the migrations create.
+ *
+ * A column that stores a field of the API takes its type from the zod
+ * contract (`Omit<Workout, …>`, `WellnessRecord[K]`), so a field or enum value
+ * added to the contract reaches the table type without being written twice;
+ * only the columns the wire never shows (ids, owners, hashes, JSON as stored)
+ * are spelled out here. Generating this file from the migrated schema
+ * (kysely-codegen) was the other way: it would type every enum column
+ * (`text` + `CHECK`) as `string` and every `jsonb` column as untyped JSON,
+ * so the contract's enums and shapes would have to be restated as overrides,
+ * and its drift check would need a migrated database in
+ * `npm run check:generated`. The migrations still restate the enums in their
+ * `CHECK`s (they are frozen in time); test/integration/schema-enums.test.ts
+ * fails when a contract enum and its column's `CHECK` disagree.
  */
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -29,27 +53,25 @@ type LocalDate = string;
 /** Who a user is to the service; only the server knows it (the wire never shows it). */
 export type UserRole = 'user' | 'admin';
 
-export interface UsersTable {
+/**
+ * The profile's fields stored under their own names; `weight` and `ftp` keep
+ * their unit in the column name (`weightKg`, `ftpWatts`).
+ */
+type ProfileColumns = Omit<Profile, 'id' | 'email' | 'timeZone' | 'weight' | 'ftp' | 'featureFlags' | 'updatedAt'> & {
+  weightKg: Profile['weight'];
+  ftpWatts: Profile['ftp'];
+};
+
+export interface UsersTable extends ProfileColumns {
   id: Generated<string>;
   email: string;
   passwordHash: string;
   role: UserRole;
   active: Generated<boolean>;
-  name: string | null;
-  timeZone: Generated<string>;
-  weightKg: number | null;
-  ftpWatts: number | null;
-  maxHr: number | null;
-  restingHr: number | null;
-  thresholdHr: number | null;
-  sex: (typeof SEXES)[number] | null;
-  birthDate: LocalDate | null;
+  timeZone: Generated<Profile['timeZone']>;
   featureFlags: ColumnType<FeatureFlags, FeatureFlags | undefined, FeatureFlags>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
-}
-export interface FeatureFlags {
-  nutrition: boolean;
 }
 
 export interface SessionsTable {
@@ -156,29 +178,12 @@ export interface OauthConsentsTable {
   updatedAt: DefaultedTimestamp;
 }
 
-export interface WellnessTable {
+/** One column per wellness field of the contract, as a stored record shows it (a value or `null`). */
+type WellnessColumns = { [K in WellnessField]: WellnessRecord[K] };
+
+export interface WellnessTable extends WellnessColumns {
   userId: string;
   date: LocalDate;
-  hrv: number | null;
-  restingHr: number | null;
-  sleepSecs: number | null;
-  sleepDeepSecs: number | null;
-  sleepLightSecs: number | null;
-  sleepRemSecs: number | null;
-  sleepAwakeSecs: number | null;
-  sleepScore: number | null;
-  weight: number | null;
-  bodyFat: number | null;
-  vo2max: number | null;
-  spO2: number | null;
-  respiration: number | null;
-  steps: number | null;
-  stress: number | null;
-  mood: number | null;
-  fatigue: number | null;
-  soreness: number | null;
-  motivation: number | null;
-  comments: string | null;
   /** `{ [sourceClientId]: rawJson }` */
   rawJson: ColumnType<Record<string, Record<string, unknown>>, string | undefined, string>;
   createdAt: DefaultedTimestamp;
@@ -196,28 +201,15 @@ export interface NutritionLogsTable {
   updatedAt: DefaultedTimestamp;
 }
 
-export type { AbsorptionType, PlannedSport };
-export type Meal = (typeof MEALS)[number];
-
-export interface NutritionItemsTable {
+/** An item's fields as the contract shows them; `logged_at` is stored as an instant and its offset, `source` on the log. */
+export interface NutritionItemsTable extends Omit<NutritionItem, 'logged_at' | 'source'> {
   id: Generated<string>;
   logId: string;
   userId: string;
   position: number;
-  name: string;
-  carbs: number | null;
-  protein: number | null;
-  fat: number | null;
-  fiber: number | null;
-  sugar: number | null;
-  calories: number | null;
-  waterMl: number | null;
-  quantity: number | null;
-  meal: Meal | null;
   loggedAt: Timestamp;
   /** The offset the sender wrote `logged_at` in, minutes east of UTC. */
   loggedAtOffsetMinutes: number;
-  absorptionType: AbsorptionType;
 }
 
 /** One fixed-window counter per key (e.g. DCR registrations per IP), shared by every process. */
@@ -273,60 +265,41 @@ export interface IdempotencyKeysTable {
   expiresAt: Timestamp;
 }
 
-export interface PlannedWorkoutsTable {
+export interface PlannedWorkoutsTable extends Omit<PlannedWorkout, 'id' | 'structure' | 'createdAt' | 'updatedAt'> {
   id: Generated<string>;
   userId: string;
-  date: LocalDate;
-  /** `HH:MM` local time, or `null` for any time that day. */
-  timeOfDay: string | null;
-  sport: PlannedSport;
-  title: string;
-  description: string | null;
-  durationSecs: number | null;
-  trainingStress: number | null;
-  /** The contract's `PlannedStructure`, validated before it is stored. */
-  structure: ColumnType<Record<string, unknown> | null, string | null, string | null>;
-  /** Client id (public) of the app that created the workout. */
-  source: string;
+  /** Validated against the contract before it is stored. */
+  structure: ColumnType<PlannedStructure | null, string | null, string | null>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
 }
 
-/** An activity decoded from an uploaded FIT file; the upsert key is (userId, fileSha256). */
-export interface WorkoutsTable {
+/** `device: { serial }` as the columns `deviceSerial`, …: a nested object of the contract, flattened. */
+type Flattened<Prefix extends string, T> = { [K in keyof T & string as `${Prefix}${Capitalize<K>}`]: T[K] };
+
+/**
+ * An activity decoded from an uploaded FIT file; the upsert key is (userId, fileSha256).
+ * The contract's fields are columns of their own, except `device` (flattened) and
+ * `file` (its own columns below); `possibleDuplicateOf` is computed on read.
+ */
+export interface WorkoutsTable
+  extends
+    Omit<
+      Workout,
+      'id' | 'metadata' | 'startTime' | 'laps' | 'device' | 'possibleDuplicateOf' | 'file' | 'createdAt' | 'updatedAt'
+    >,
+    Flattened<'device', WorkoutDevice> {
   id: Generated<string>;
   userId: string;
   /** SHA-256 (hex) of the original bytes. */
   fileSha256: string;
   fileSize: number;
   fileName: string | null;
-  name: string;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
-  /** Client id (public) of the app that first uploaded the file. */
-  source: string;
-  sport: string;
-  subSport: string | null;
   startTime: Timestamp;
-  localDate: LocalDate;
   /** The activity's own offset from UTC, minutes east, when the file records one. */
   utcOffsetMinutes: number | null;
-  elapsedSecs: number | null;
-  movingSecs: number | null;
-  distanceMeters: number | null;
-  ascentMeters: number | null;
-  avgHr: number | null;
-  maxHr: number | null;
-  avgPower: number | null;
-  maxPower: number | null;
-  normalizedPower: number | null;
-  avgCadence: number | null;
-  calories: number | null;
-  trainingStress: number | null;
-  /** The contract's `WorkoutLap[]`. */
-  laps: ColumnType<Record<string, unknown>[], string | undefined, string>;
-  deviceManufacturer: string | null;
-  deviceProduct: string | null;
-  deviceSerial: string | null;
+  laps: ColumnType<WorkoutLap[], string | undefined, string>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
 }
@@ -379,10 +352,6 @@ export interface Database {
   fuelDays: FuelDaysTable;
   recommendations: RecommendationsTable;
 }
-
-/** The states of docs/design.md §3, declared once in the contract. */
-export type { WebhookDeliveryState };
-export type WebhookAuthMethod = 'header' | 'query' | 'signature';
 
 export interface WebhookDeliveriesTable {
   id: Generated<string>;
@@ -451,14 +420,10 @@ export type PlannedWorkoutRow = Selectable<PlannedWorkoutsTable>;
 export type WorkoutRow = Selectable<WorkoutsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 
-export interface MemoriesTable {
+export interface MemoriesTable extends Omit<Memory, 'id' | 'pinned' | 'createdAt' | 'updatedAt'> {
   id: Generated<string>;
   userId: string;
-  content: string;
-  category: MemoryCategory;
   pinned: Generated<boolean>;
-  /** Public client id of the app that stored it. */
-  source: string;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
 }
@@ -506,7 +471,7 @@ export interface McpExecutionsTable {
   userId: string;
   startedAt: Timestamp;
   durationMs: number;
-  status: 'ok' | 'error';
+  status: McpExecutionStatus;
   errorCode: string | null;
   /** SHA-256 of the canonical arguments: repeated calls can be told apart without storing data. */
   argsSha256: string;
@@ -529,23 +494,15 @@ export interface AnalyticsRecomputeRequestsTable {
   jobQueuedAt: Timestamp | null;
 }
 
-export interface DailyTrainingLoadTable {
+/** One day of the contract's training load, stored as the API shows it. */
+export interface DailyTrainingLoadTable extends TrainingLoadDay {
   userId: string;
-  date: LocalDate;
-  tss: number;
-  atl: number;
-  ctl: number;
-  tsb: number;
-  method: string | null;
 }
 
-export interface DailyRecoveryTable {
+/** One day of the contract's recovery, stored as the API shows it. */
+export interface DailyRecoveryTable extends Omit<RecoveryDay, 'components'> {
   userId: string;
-  date: LocalDate;
-  score: number | null;
-  status: string;
-  components: Json<Record<string, unknown>>;
-  explanation: string;
+  components: Json<RecoveryDay['components']>;
 }
 
 export interface FuelDaysTable {
@@ -558,18 +515,14 @@ export interface FuelDaysTable {
 }
 
 /** A suggestion of the rules (modules/recommendations); `dedupeKey` names the situation it is about. */
-export interface RecommendationsTable {
+export interface RecommendationsTable extends Omit<
+  Recommendation,
+  'id' | 'evidence' | 'action' | 'createdAt' | 'updatedAt' | 'decidedAt'
+> {
   id: Generated<string>;
   userId: string;
-  kind: RecommendationKind;
-  status: RecommendationStatus;
-  plannedWorkoutId: string | null;
-  title: string;
-  body: string;
-  /** The contract's `RecommendationEvidence`. */
-  evidence: Json<Record<string, unknown>>;
-  /** The contract's `RecommendationAction`. */
-  action: Json<Record<string, unknown>>;
+  evidence: Json<RecommendationEvidence>;
+  action: Json<RecommendationAction>;
   dedupeKey: string;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;

@@ -13,12 +13,17 @@ const WINDOWS = [
 ] as const;
 
 type ToolStats = McpStats['byTool'][number];
-type Percentile = 'p50' | 'p95' | 'p99';
-const PERCENTILES: readonly { key: Percentile; label: string }[] = [
-  { key: 'p50', label: 'p50 (median)' },
-  { key: 'p95', label: 'p95' },
-  { key: 'p99', label: 'p99' },
-];
+type Percentile = keyof McpStats['latencyMs'];
+/** Every percentile the contract reports, in chart order: a new one fails to compile until it has a label. */
+const PERCENTILE_LABELS: Record<Percentile, string> = {
+  p50: 'p50 (median)',
+  p95: 'p95',
+  p99: 'p99',
+};
+const PERCENTILES = (Object.keys(PERCENTILE_LABELS) as Percentile[]).map((key) => ({
+  key,
+  label: PERCENTILE_LABELS[key],
+}));
 
 function formatMs(ms: number | null): string {
   return ms === null ? '–' : `${ms} ms`;

@@ -1,6 +1,8 @@
 import {
   PAGE_LIMIT_MAX,
   USER_SCOPES,
+  RECOVERY_COMPONENTS,
+  type FuelStatus,
   type FuelTimeline,
   type PlannedWorkout,
   type PlannedWorkoutFuel,
@@ -130,35 +132,34 @@ const RECOVERY_STATUS_LABELS: Record<RecoveryStatus, string> = {
   recover: 'Recover',
   insufficient_data: 'Not enough data',
 };
-const FUEL_STATUS_LABELS: Record<PlannedWorkoutFuel['status'], string> = {
+const FUEL_STATUS_LABELS: Record<FuelStatus, string> = {
   ready: 'Ready',
   top_up: 'Top up',
   at_risk: 'At risk',
 };
-const COMPONENT_ROWS: readonly {
-  readonly name: RecoveryComponentName;
+interface ComponentRow {
   readonly label: string;
   readonly value: (value: number) => string;
   /** The normal range in the same unit as the value. */
   readonly range?: (low: number, high: number) => string;
-}[] = [
-  {
-    name: 'hrv',
+}
+/** One row per component the contract names: a new component fails to compile until it has a row. */
+const COMPONENT_ROWS: Record<RecoveryComponentName, ComponentRow> = {
+  hrv: {
     label: 'HRV (rMSSD, 7-day)',
     // The model works on ln(rMSSD); athletes read milliseconds.
     value: (value) => `${Math.exp(value).toFixed(1)} ms`,
     range: (low, high) => `${Math.exp(low).toFixed(1)}–${Math.exp(high).toFixed(1)} ms`,
   },
-  {
-    name: 'restingHr',
+  restingHr: {
     label: 'Resting heart rate',
     value: (value) => `${round1(value)} bpm`,
     range: (low, high) => `${low.toFixed(1)}–${high.toFixed(1)} bpm`,
   },
-  { name: 'sleep', label: 'Sleep', value: (value) => `${(value / 3600).toFixed(1)} h` },
-  { name: 'subjective', label: 'Check-in', value: (value) => String(round1(value)) },
-  { name: 'load', label: 'Training balance (TSB)', value: (value) => value.toFixed(1) },
-];
+  sleep: { label: 'Sleep', value: (value) => `${(value / 3600).toFixed(1)} h` },
+  subjective: { label: 'Check-in', value: (value) => String(round1(value)) },
+  load: { label: 'Training balance (TSB)', value: (value) => value.toFixed(1) },
+};
 
 // ---- sections -----------------------------------------------------------------------------
 
@@ -169,9 +170,10 @@ function section(id: string, title: string, body: SafeHtml): SafeHtml {
   </section>`;
 }
 
-function componentRow(row: (typeof COMPONENT_ROWS)[number], component: RecoveryComponent): SafeHtml {
+function componentRow(name: RecoveryComponentName, component: RecoveryComponent): SafeHtml {
+  const row = COMPONENT_ROWS[name];
   const baseline = component.baseline;
-  return html`<tr data-component="${row.name}">
+  return html`<tr data-component="${name}">
     <th scope="row">${row.label}</th>
     <td class="num">${component.value === null ? '–' : row.value(component.value)}</td>
     <td class="num">${baseline && row.range ? row.range(baseline.low, baseline.high) : '–'}</td>
@@ -213,7 +215,7 @@ function recoveryToday(day: RecoveryDay | undefined, today: string): SafeHtml {
           </tr>
         </thead>
         <tbody>
-          ${COMPONENT_ROWS.map((row) => componentRow(row, day.components[row.name]))}
+          ${RECOVERY_COMPONENTS.map((name) => componentRow(name, day.components[name]))}
         </tbody>
       </table>
     </div>`;

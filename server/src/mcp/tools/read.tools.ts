@@ -103,7 +103,7 @@ export const readTools = [
   defineTool({
     name: 'get_wellness',
     title: 'Daily wellness',
-    description: `Daily wellness in a date range, oldest first: HRV (rMSSD, ms), resting HR (bpm), sleep (s, with stages and score), weight (kg), body fat (%), VO2max, SpO2 (%), respiration, steps, stress, and subjective mood/fatigue/soreness/motivation (1-5). Missing values are null. Default range: the 30 days up to today; at most 366 days. ${DATES} ${PAGING}`,
+    description: `Daily wellness in a date range, oldest first: the fields log_wellness takes, e.g. HRV (rMSSD, ms), resting HR (bpm), sleep (s, with stages and score), weight (kg) and subjective check-in answers (1-5). Missing values are null. Default range: the 30 days up to today; at most 366 days. ${DATES} ${PAGING}`,
     phase: 'read',
     scopes: ['health:read'],
     annotations: READ_ONLY,

@@ -31,7 +31,7 @@ export const writeTools = [
   defineTool({
     name: 'log_wellness',
     title: 'Log daily wellness',
-    description: `Record the athlete's wellness for one day (upsert on the date): HRV (rMSSD, ms), resting HR (bpm), sleep (s), weight (kg), subjective mood/fatigue/soreness/motivation (1-5), comments and more. Fields sent overwrite, \`null\` clears, fields left out keep their value. \`date\` is the athlete's local date (\`YYYY-MM-DD\`). Answers the stored day.`,
+    description: `Record the athlete's wellness for one day (upsert on the date): HRV (rMSSD, ms), resting HR (bpm), sleep (s), weight (kg), subjective check-in answers (1-5), comments and more; each field's unit and range is in the input schema. Fields sent overwrite, \`null\` clears, fields left out keep their value. \`date\` is the athlete's local date (\`YYYY-MM-DD\`). Answers the stored day.`,
     phase: 'write',
     scopes: ['health:write'],
     annotations: DESTRUCTIVE_WRITE,

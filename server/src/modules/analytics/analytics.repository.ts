@@ -1,6 +1,8 @@
 import { inDatePage } from '../../db/date-page.ts';
 import { sql } from 'kysely';
+import type { RecoveryDay, TrainingLoadDay } from '@pacer/contract';
 import type { DbOrTrx } from '../../db/database.ts';
+import { RECOVERY_WELLNESS_FIELDS, type WellnessDay } from './recovery.model.ts';
 
 /** What the models read about the athlete. */
 export interface ModelProfile {
@@ -51,27 +53,15 @@ export async function listWorkoutsFrom(db: DbOrTrx, userId: string, fromDate: st
     .execute();
 }
 
-export interface WellnessModelRow {
-  readonly date: string;
-  readonly hrv: number | null;
-  readonly restingHr: number | null;
-  readonly sleepSecs: number | null;
-  readonly sleepScore: number | null;
-  readonly mood: number | null;
-  readonly fatigue: number | null;
-  readonly soreness: number | null;
-  readonly motivation: number | null;
-}
-
 export async function listWellnessBetween(
   db: DbOrTrx,
   userId: string,
   from: string,
   to: string,
-): Promise<WellnessModelRow[]> {
+): Promise<WellnessDay[]> {
   return db
     .selectFrom('wellness')
-    .select(['date', 'hrv', 'restingHr', 'sleepSecs', 'sleepScore', 'mood', 'fatigue', 'soreness', 'motivation'])
+    .select(['date', ...RECOVERY_WELLNESS_FIELDS])
     .where('userId', '=', userId)
     .where('date', '>=', from)
     .where('date', '<=', to)
@@ -79,14 +69,8 @@ export async function listWellnessBetween(
     .execute();
 }
 
-export interface StoredLoadDay {
-  readonly date: string;
-  readonly tss: number;
-  readonly atl: number;
-  readonly ctl: number;
-  readonly tsb: number;
-  readonly method: string | null;
-}
+/** A stored day is the contract's day: the table keeps it as the API shows it. */
+export type StoredLoadDay = TrainingLoadDay;
 
 export async function findTrainingLoadDay(
   db: DbOrTrx,
@@ -132,13 +116,8 @@ export async function replaceTrainingLoadFrom(
     .execute();
 }
 
-export interface StoredRecoveryDay {
-  readonly date: string;
-  readonly score: number | null;
-  readonly status: string;
-  readonly components: Record<string, unknown>;
-  readonly explanation: string;
-}
+/** A stored day is the contract's day: the table keeps it as the API shows it. */
+export type StoredRecoveryDay = RecoveryDay;
 
 export async function replaceRecoveryFrom(
   db: DbOrTrx,

@@ -5,7 +5,6 @@ import {
   type RecoveryComponent,
   type RecoveryDay as RecoveryDayBody,
   type TrainingLoad,
-  type TrainingLoadDay as TrainingLoadDayBody,
 } from '@pacer/contract';
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
@@ -98,7 +97,9 @@ function toStoredRecovery(day: RecoveryDay): StoredRecoveryDay {
     date: day.date,
     score: day.score,
     status: day.status,
-    components: Object.fromEntries(RECOVERY_COMPONENTS.map((name) => [name, toComponentBody(day.components[name])])),
+    components: Object.fromEntries(
+      RECOVERY_COMPONENTS.map((name) => [name, toComponentBody(day.components[name])]),
+    ) as StoredRecoveryDay['components'],
     explanation: day.explanation,
   };
 }
@@ -125,7 +126,7 @@ export async function getTrainingLoad(
 ): Promise<TrainingLoad> {
   const page = resolveDatePage({ ...query, limit: 1 }, actor.timeZone);
   const rows = await listTrainingLoad(db, actor.userId, page.from, page.to);
-  return { items: rows.map((row) => row as TrainingLoadDayBody) };
+  return { items: rows };
 }
 
 export async function getRecoveryPage(
@@ -138,7 +139,7 @@ export async function getRecoveryPage(
   return keysetPage(
     rows,
     page.limit,
-    (row) => row as unknown as RecoveryDayBody,
+    (row) => row,
     (last) => encodeDateCursor(last.date),
   );
 }

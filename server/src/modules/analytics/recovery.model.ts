@@ -45,7 +45,14 @@
  * Pure functions: no database, no clock. Dates are the athlete's local
  * `YYYY-MM-DD` dates; day arithmetic on them is calendar arithmetic.
  */
-import type { WellnessRecord } from '@pacer/contract';
+import {
+  RECOVERY_COMPONENTS,
+  type RecoveryComponentName,
+  type RecoveryDay as RecoveryDayBody,
+  type RecoveryStatus,
+  type WellnessField,
+  type WellnessRecord,
+} from '@pacer/contract';
 import { addDays, daysBetween } from '../../lib/dates.ts';
 
 /** Component weights (model defaults); they sum to 1 and are renormalised over the available components. */
@@ -55,10 +62,9 @@ export const RECOVERY_WEIGHTS = {
   sleep: 0.25,
   subjective: 0.1,
   load: 0.15,
-} as const;
-export type RecoveryComponentName = keyof typeof RECOVERY_WEIGHTS;
-/** Table order; it also breaks ties when naming the component that lowered the score most. */
-const COMPONENT_ORDER: readonly RecoveryComponentName[] = ['hrv', 'restingHr', 'sleep', 'subjective', 'load'];
+} as const satisfies Record<RecoveryComponentName, number>;
+/** The contract's order; it also breaks ties when naming the component that lowered the score most. */
+const COMPONENT_ORDER = RECOVERY_COMPONENTS;
 
 /** A 7-day HRV mean needs ≥ 3 readings (Plews et al. 2014, IJSPP 9:783). */
 export const HRV_WEEK_DAYS = 7;
@@ -107,16 +113,32 @@ const RESTING_HR_FIXED_POINT = 1e3;
 /** Days of history a day reads: the 60-day HRV baseline and the 7-day window. */
 export const RECOVERY_HISTORY_DAYS = HRV_BASELINE_DAYS + HRV_WEEK_DAYS;
 
-export type RecoveryStatus = 'ready' | 'maintain' | 'recover' | 'insufficient_data';
+/**
+ * The check-in answers the subjective component reads, in the order ties go,
+ * and which end of the 1–5 scale is better: higher for mood and motivation,
+ * lower for fatigue and soreness.
+ */
+const CHECK_IN_ITEMS = {
+  mood: { better: 'high', low: 'Low mood' },
+  fatigue: { better: 'low', low: 'Fatigue' },
+  soreness: { better: 'low', low: 'Soreness' },
+  motivation: { better: 'high', low: 'Low motivation' },
+} as const satisfies Partial<Record<WellnessField, { readonly better: 'high' | 'low'; readonly low: string }>>;
+type CheckInField = keyof typeof CHECK_IN_ITEMS;
+const CHECK_IN_FIELDS = Object.keys(CHECK_IN_ITEMS) as CheckInField[];
+
+/** Every wellness field the score reads: what the analytics repository selects. */
+export const RECOVERY_WELLNESS_FIELDS = [
+  'hrv',
+  'restingHr',
+  'sleepSecs',
+  'sleepScore',
+  ...CHECK_IN_FIELDS,
+] as const satisfies readonly WellnessField[];
 
 /** One day of wellness as stored; only the fields the score reads. */
 export type WellnessDay = { readonly date: string } & Readonly<
-  Partial<
-    Pick<
-      WellnessRecord,
-      'hrv' | 'restingHr' | 'sleepSecs' | 'sleepScore' | 'mood' | 'fatigue' | 'soreness' | 'motivation'
-    >
-  >
+  Partial<Pick<WellnessRecord, (typeof RECOVERY_WELLNESS_FIELDS)[number]>>
 >;
 
 /** Count, mean and sample SD (n − 1) of the values in a window; `null` when too few to say. */
@@ -126,12 +148,7 @@ export interface WindowStats {
   readonly sd: number | null;
 }
 
-export interface CheckIn {
-  readonly mood: number | null;
-  readonly fatigue: number | null;
-  readonly soreness: number | null;
-  readonly motivation: number | null;
-}
+export type CheckIn = { readonly [K in CheckInField]: number | null };
 
 /** Everything one day's score is computed from, already summarised. */
 export interface RecoveryInputs {
@@ -223,7 +240,8 @@ export interface LoadComponent extends ComponentResult {
   readonly baseline: null;
 }
 
-export interface RecoveryComponents {
+/** One result per component the contract names, each with what its model saw. */
+export interface RecoveryComponents extends Readonly<Record<RecoveryComponentName, ComponentResult>> {
   readonly hrv: HrvComponent;
   readonly restingHr: RestingHrComponent;
   readonly sleep: SleepComponent;
@@ -231,14 +249,13 @@ export interface RecoveryComponents {
   readonly load: LoadComponent;
 }
 
-export interface RecoveryDay {
-  readonly date: string;
-  /** 0–100 with 2 decimals; `null` when `insufficient_data`. */
-  readonly score: number | null;
-  readonly status: RecoveryStatus;
+/**
+ * The contract's day with the model's richer components. `score` has 2
+ * decimals and is `null` with `insufficient_data`; `explanation` names what
+ * lowered the score most, or what data is missing.
+ */
+export interface RecoveryDay extends Readonly<Omit<RecoveryDayBody, 'components'>> {
   readonly components: RecoveryComponents;
-  /** One plain sentence: what lowered the score most, or what data is missing. */
-  readonly explanation: string;
 }
 
 /** A component before weighting: its score, what it was computed from, and a sentence for the explanation. */
@@ -461,13 +478,7 @@ function scoreSleep(sleep: RecoveryInputs['sleep']): Scored<SleepComponent> {
 }
 
 function scoreCheckIn(checkIn: CheckIn): Scored<SubjectiveComponent> {
-  // Higher is better for mood and motivation, worse for fatigue and soreness.
-  const items = [
-    { name: 'mood', value: checkIn.mood, better: 'high', low: 'Low mood' },
-    { name: 'fatigue', value: checkIn.fatigue, better: 'low', low: 'Fatigue' },
-    { name: 'soreness', value: checkIn.soreness, better: 'low', low: 'Soreness' },
-    { name: 'motivation', value: checkIn.motivation, better: 'high', low: 'Low motivation' },
-  ] as const;
+  const items = CHECK_IN_FIELDS.map((name) => ({ name, value: checkIn[name], ...CHECK_IN_ITEMS[name] }));
   const range = CHECK_IN_MAX - CHECK_IN_MIN;
   const answered = items.flatMap((item) =>
     item.value === null
@@ -595,6 +606,11 @@ interface RecoveryDaysOptions {
   readonly loadOf: (date: string) => RecoveryInputs['load'];
 }
 
+/** The day's check-in answers, `null` for each one not given. */
+function checkInOf(day: WellnessDay | undefined): CheckIn {
+  return Object.fromEntries(CHECK_IN_FIELDS.map((field) => [field, finiteOrNull(day?.[field])])) as CheckIn;
+}
+
 /**
  * Summarise the history day by day and score each day. Days are indexed from
  * `origin`, 66 days before `fromDate`, so every window of every day lies
@@ -645,12 +661,7 @@ function recoveryDays(history: readonly WellnessDay[], options: RecoveryDaysOpti
           baseline: restingHrBaseline.stats(RESTING_HR_FIXED_POINT),
         },
         sleep: { secs: finiteOrNull(today?.sleepSecs), sleepScore: finiteOrNull(today?.sleepScore), needSecs },
-        checkIn: {
-          mood: finiteOrNull(today?.mood),
-          fatigue: finiteOrNull(today?.fatigue),
-          soreness: finiteOrNull(today?.soreness),
-          motivation: finiteOrNull(today?.motivation),
-        },
+        checkIn: checkInOf(today),
         load: loadOf(date),
       }),
     );

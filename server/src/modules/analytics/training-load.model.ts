@@ -37,7 +37,7 @@
  * is plain calendar arithmetic on those strings (done in UTC, where every day
  * has 24 hours). Pure functions: no database, no clock.
  */
-import type { PlannedSport } from '@pacer/contract';
+import type { PlannedSport, TrainingLoadMethod } from '@pacer/contract';
 import { addDays, daysBetween } from '../../lib/dates.ts';
 
 /** Coggan's Performance Manager time constant for chronic training load (days). */
@@ -119,9 +119,10 @@ const FIT_SUB_SPORT_TO_SPORT: Readonly<Record<string, PlannedSport>> = {
 
 const PLANNED_SPORT_KEYS = new Set<string>(Object.keys(SPORT_INTENSITY));
 
-export type StressMethod = 'power' | 'heart_rate' | 'estimate';
 /** The method of a day: the workouts' common method, or `mixed` when they differ. */
-export type DayStressMethod = StressMethod | 'mixed';
+export type DayStressMethod = TrainingLoadMethod;
+/** The method of one workout: never `mixed`. */
+export type StressMethod = Exclude<TrainingLoadMethod, 'mixed'>;
 
 /** What the stress of a recorded (or planned) workout is computed from. */
 export interface WorkoutStressInput {

@@ -1,4 +1,10 @@
-import type { AsyncJobProgress, AsyncJobStatus, AsyncJobStatusInput, AsyncJobType } from '@pacer/contract';
+import type {
+  AsyncJobProgress,
+  AsyncJobStatus,
+  AsyncJobStatusInput,
+  AsyncJobStatusValue,
+  AsyncJobType,
+} from '@pacer/contract';
 import type { Transaction } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../config.ts';
@@ -20,7 +26,10 @@ import {
 } from './async-jobs.repository.ts';
 
 /** How long a caller should wait before polling a job that has not finished. */
-export const POLL_AFTER_SECS = { queued: 2, running: 1 } as const;
+export const POLL_AFTER_SECS = { queued: 2, running: 1 } as const satisfies Record<
+  Exclude<AsyncJobStatusValue, 'completed' | 'failed'>,
+  number
+>;
 
 export interface StartAsyncJobDeps {
   readonly db: Db;
@@ -62,7 +71,7 @@ export function toAsyncJobStatus(job: AsyncJobRow): AsyncJobStatus {
     completed: job.status === 'completed',
     failed: job.status === 'failed',
     ...(job.status === 'running' && job.progress ? { progress: job.progress } : {}),
-    poll_after_seconds: finished ? 0 : POLL_AFTER_SECS[job.status as 'queued' | 'running'],
+    poll_after_seconds: finished ? 0 : POLL_AFTER_SECS[job.status as keyof typeof POLL_AFTER_SECS],
     ...(job.error !== null ? { error: job.error } : {}),
     ...(job.status === 'completed' && job.result ? { result: job.result } : {}),
     created_at: new Date(job.createdAt).toISOString(),

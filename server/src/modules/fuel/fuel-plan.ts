@@ -1,3 +1,4 @@
+import type { FuelStatus } from '@pacer/contract';
 import {
   AT_RISK_START_PERCENT,
   type AbsorptionType,
@@ -47,8 +48,6 @@ import {
  * - Grams are rounded up to 5 g; rounding up only adds food, which never
  *   lowers the stores, and the rounded items are the ones verified.
  */
-
-export type FuelStatus = 'ready' | 'top_up' | 'at_risk';
 
 /** The planned workout's time span, epoch ms. Its exercise must be in the simulation input. */
 export interface WorkoutWindow {

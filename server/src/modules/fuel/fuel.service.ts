@@ -1,4 +1,4 @@
-import type { FuelTimeline, PlannedStructure, PlannedWorkoutFuel } from '@pacer/contract';
+import type { FuelTimeline, PlannedWorkoutFuel } from '@pacer/contract';
 import { FUEL_RANGE_MAX_DAYS } from '@pacer/contract';
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
@@ -113,7 +113,7 @@ function placePlanned(
     sport: row.sport,
     durationSecs: row.durationSecs,
     trainingStress: row.trainingStress,
-    structure: row.structure as PlannedStructure | null,
+    structure: row.structure,
   });
   if (!intensity) {
     assumptions.push(`Planned workout "${row.title}" on ${row.date} has no duration and is left out.`);

@@ -1,12 +1,9 @@
+import type { McpExecutionStatus, McpStats } from '@pacer/contract';
 import { type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 
-/** Three latency percentiles in milliseconds; `null` when there was nothing to measure. */
-export interface LatencyRow {
-  readonly p50: number | null;
-  readonly p95: number | null;
-  readonly p99: number | null;
-}
+/** The contract's latency percentiles in milliseconds; `null` when there was nothing to measure. */
+export type LatencyRow = Readonly<McpStats['latencyMs']>;
 
 export interface ToolLatencyRow extends LatencyRow {
   /** `null` on the row that sums every tool. */
@@ -16,7 +13,7 @@ export interface ToolLatencyRow extends LatencyRow {
 }
 
 export interface OutcomeCountRow {
-  readonly status: 'ok' | 'error';
+  readonly status: McpExecutionStatus;
   readonly errorCode: string | null;
   readonly count: number;
 }

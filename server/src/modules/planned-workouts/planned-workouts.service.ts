@@ -1,6 +1,5 @@
 import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import type {
-  PlannedStructure,
   PlannedWorkout,
   PlannedWorkoutCreate,
   PlannedWorkoutListQuery,
@@ -140,7 +139,7 @@ export function toPlannedWorkout(row: PlannedWorkoutRow): PlannedWorkout {
     durationSecs: row.durationSecs,
     trainingStress: row.trainingStress,
     // Stored only after the contract validated it.
-    structure: row.structure as PlannedStructure | null,
+    structure: row.structure,
     source: row.source,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

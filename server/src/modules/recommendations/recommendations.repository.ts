@@ -136,7 +136,7 @@ export async function decideRecommendation(
   db: DbOrTrx,
   userId: string,
   id: string,
-  status: 'accepted' | 'dismissed',
+  status: Extract<RecommendationsTable['status'], 'accepted' | 'dismissed'>,
 ): Promise<RecommendationRow | undefined> {
   return db
     .updateTable('recommendations')

@@ -2,7 +2,6 @@ import type {
   AbsorptionType,
   Recommendation,
   RecommendationAction,
-  RecommendationEvidence,
   RecommendationList,
   RecommendationListQuery,
 } from '@pacer/contract';
@@ -56,7 +55,7 @@ export async function acceptRecommendation(
     const row = await findRecommendationForUpdate(trx, actor.userId, id);
     if (!row) throw notFound(id);
     if (row.status !== 'open') throw notOpen(row);
-    await applyAction({ ...deps, db: trx }, actor, row.action as RecommendationAction);
+    await applyAction({ ...deps, db: trx }, actor, row.action);
     const decided = await decideRecommendation(trx, actor.userId, id, 'accepted');
     if (!decided) throw notOpen(row);
     return toRecommendation(decided);
@@ -161,8 +160,8 @@ export function toRecommendation(row: RecommendationRow): Recommendation {
     title: row.title,
     body: row.body,
     // Written only by the rules, from the contract's types.
-    evidence: row.evidence as RecommendationEvidence,
-    action: row.action as RecommendationAction,
+    evidence: row.evidence,
+    action: row.action,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     decidedAt: row.decidedAt ? row.decidedAt.toISOString() : null,

@@ -1,9 +1,8 @@
-import type { PlannedStructure, PlannedWorkoutFuel } from '@pacer/contract';
+import type { PlannedWorkoutFuel } from '@pacer/contract';
 import type { DbOrTrx } from '../../db/database.ts';
 import { addDays, currentTimeOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
 import { listRecovery, listTrainingLoad } from '../analytics/analytics.repository.ts';
-import type { DayStressMethod } from '../analytics/training-load.model.ts';
 import { planUpcomingWorkoutsFuel } from '../fuel/fuel.service.ts';
 import { listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import {
@@ -66,7 +65,7 @@ export async function refreshRecommendations(trx: DbOrTrx, userId: string, now: 
       sport: row.sport,
       durationSecs: row.durationSecs,
       trainingStress: row.trainingStress,
-      structure: row.structure as PlannedStructure | null,
+      structure: row.structure,
     }));
 
   const lookaheadEnd = addDays(today, LOOKAHEAD_DAYS);
@@ -79,7 +78,7 @@ export async function refreshRecommendations(trx: DbOrTrx, userId: string, now: 
   const suggestions = evaluateRecommendationRules({
     today,
     recovery: latestScored(recoveryDays),
-    load: load.map((day) => ({ ...day, method: day.method as DayStressMethod | null })),
+    load,
     planned,
     fuel,
     thresholds: { ftp: user.ftpWatts, thresholdHr: user.thresholdHr },

@@ -1,7 +1,7 @@
 import {
   LocalDateSchema,
   ReportTypeSchema,
-  type PlannedStructure,
+  type FuelStatus,
   type RecoveryStatus,
   type ReportType,
 } from '@pacer/contract';
@@ -19,7 +19,7 @@ import {
 } from '../analytics/analytics.repository.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { plannedWorkoutIntensity } from '../fuel/exercise.ts';
-import { fuelStatus, type FuelStatus } from '../fuel/fuel-plan.ts';
+import { fuelStatus } from '../fuel/fuel-plan.ts';
 import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from '../fuel/fuel.repository.ts';
 import { DEFAULT_BODY_MASS_KG, STEP_MS } from '../fuel/glycogen.constants.ts';
 import { capacityFor } from '../fuel/glycogen.model.ts';
@@ -418,12 +418,16 @@ const RECOVERY_STATUS_LABELS: Readonly<Record<RecoveryStatus, string>> = {
 
 export interface RecoverySummary {
   /** Each day of the week: its stored score and status, both `null` when no day is stored. */
-  readonly days: readonly { readonly date: string; readonly score: number | null; readonly status: string | null }[];
+  readonly days: readonly {
+    readonly date: string;
+    readonly score: number | null;
+    readonly status: RecoveryStatus | null;
+  }[];
   /** The week's last stored day, with its explanation; `null` when none is stored. */
   readonly latest: {
     readonly date: string;
     readonly score: number | null;
-    readonly status: string;
+    readonly status: RecoveryStatus;
     readonly explanation: string;
   } | null;
 }
@@ -460,7 +464,7 @@ function recoverySection(period: ReportPeriod, recovery: RecoverySummary): strin
         day.date,
         weekdayOf(day.date),
         day.status === null ? 'not computed' : day.score === null ? '–' : fixed(day.score, 0),
-        day.status === null ? '–' : (RECOVERY_STATUS_LABELS[day.status as RecoveryStatus] ?? inline(day.status)),
+        day.status === null ? '–' : RECOVERY_STATUS_LABELS[day.status],
       ]),
     ),
     '',
@@ -753,7 +757,7 @@ function plannedWorkoutFuelOf(
     sport: plan.sport,
     durationSecs: plan.durationSecs,
     trainingStress: plan.trainingStress,
-    structure: plan.structure as PlannedStructure | null,
+    structure: plan.structure,
   });
   const durationSecs = intensity ? Math.round(sum(intensity.blocks.map((block) => block.durationSecs))) : null;
   const startMs = plan.timeOfDay === null ? null : zonedTimeMs(plan.date, plan.timeOfDay, timeZone);

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
-import type { WebhookAuthMethod } from '../../db/tables.ts';
+import type { WebhookAuthMethod } from '@pacer/contract';
 import type { WebhookClient } from './webhooks.repository.ts';
 
 /** A signature's timestamp may differ from our clock by this much either way. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import type { WebhookDeliveryState } from '../../db/tables.ts';
+import type { WebhookDeliveryState } from '@pacer/contract';
 import { AppError } from '../../errors.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
 import { enqueue } from '../../queue/boss.ts';

@@ -16,7 +16,12 @@ import { shownPayload } from './webhook-payload.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage } from '../../lib/cursor.ts';
 
 /** States a developer may replay from: settled, and the secret matched (a `rejected` one never is). */
-export const REPLAYABLE_STATES = ['processed', 'failed', 'ignored', 'dead_letter'] as const;
+export const REPLAYABLE_STATES = [
+  'processed',
+  'failed',
+  'ignored',
+  'dead_letter',
+] as const satisfies readonly WebhookDeliveryState[];
 
 export interface DeliveryListQuery {
   readonly state?: WebhookDeliveryState | undefined;

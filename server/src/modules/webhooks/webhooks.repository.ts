@@ -1,6 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import { preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import type { WebhookDeliveriesTable, WebhookDeliveryRow, WebhookDeliveryState } from '../../db/tables.ts';
+import type { WebhookDeliveryState } from '@pacer/contract';
+import type { WebhookDeliveriesTable, WebhookDeliveryRow } from '../../db/tables.ts';
 
 /** What ingest needs of an app: looked up on every delivery, so rotation counts at once. */
 export interface WebhookClient {

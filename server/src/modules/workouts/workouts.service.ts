@@ -373,7 +373,7 @@ export function toWorkout(row: WorkoutWithDuplicate): Workout {
     avgCadence: row.avgCadence,
     calories: row.calories,
     trainingStress: row.trainingStress,
-    laps: (row.laps as unknown as WorkoutLap[]).map(lapOf),
+    laps: row.laps.map(lapOf),
     device: { manufacturer: row.deviceManufacturer, product: row.deviceProduct, serial: row.deviceSerial },
     possibleDuplicateOf: row.possibleDuplicateOf,
     file: { sha256: row.fileSha256, sizeBytes: row.fileSize, fileName: row.fileName },
