@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import type { AsyncJobRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { UUID_PATTERN } from '../../lib/cursor.ts';
@@ -37,7 +38,7 @@ export async function startAsyncJob(
   type: AsyncJobType,
   input: Record<string, unknown>,
 ): Promise<AsyncJobRow> {
-  return deps.db.transaction().execute(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const job = await insertAsyncJob(trx, { userId: principal.userId, clientId: principal.clientId, type, input });
     await enqueue(deps.boss, trx, asyncJobQueue, { jobId: job.id });
     return job;

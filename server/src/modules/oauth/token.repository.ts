@@ -1,7 +1,5 @@
 import { sql } from 'kysely';
 import { type Db, precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import { insideUnitOfWork } from '../../db/unit-of-work.ts';
-import { runStatement } from '../../db/statement-batch.ts';
 import { counterHits, type CounterHit, hitsInOrder } from '../rate-limit/rate-limit.repository.ts';
 import type { UserRole } from '../../db/tables.ts';
 
@@ -183,7 +181,7 @@ type CountedLookupRow = { readonly hitKey: string; readonly hitCount: number; re
   readonly [K in keyof AccessTokenRecord]: AccessTokenRecord[K] | null;
 };
 
-/** Every key of the record: the counted lookup names its columns so, as it runs outside Kysely's plugins. */
+/** Every key of the record: the counted lookup names them itself (`token.x as "x"`), camelCase as the caller reads them. */
 const RECORD_KEYS = [
   'tokenId',
   'grantId',
@@ -215,9 +213,9 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
  * rate-limit counters, which a PostgreSQL crash may set back by the hits
  * of its last fraction of a second (up to 3 × `wal_writer_delay`, 600 ms by
  * default) without harm, and the flush was a disk wait on
- * every request. It always runs alone in its transaction, on a pool
- * connection (`runStatement` outside any transaction or unit of work), so
- * no other write shares the relaxed commit.
+ * every request. It always runs alone in its own implicit transaction on
+ * a pool handle (never a caller's transaction), so no other write shares
+ * the relaxed commit.
  */
 const countedAccessTokenLookup = precompiled(
   3,
@@ -238,10 +236,8 @@ export async function findAccessTokenCountingHits(
 ): Promise<CountedAccessTokenLookup> {
   if (counting.keys.length === 0) throw new Error('findAccessTokenCountingHits needs a key to count');
   // Its relaxed commit must not cover other writes (see countedAccessTokenLookup).
-  if (db.isTransaction || insideUnitOfWork())
-    throw new Error('the counted token lookup runs in a transaction of its own');
-  // Every REST request runs it: straight on a pool connection, no pass of Kysely's plugins over the rows.
-  const rows = await runStatement(db, countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs));
+  if (db.isTransaction) throw new Error('the counted token lookup runs in a transaction of its own');
+  const { rows } = await db.executeQuery(countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs));
   const hits = hitsInOrder(
     counting.keys,
     rows.map((row) => ({ key: row.hitKey, count: row.hitCount, resetSecs: row.hitResetSecs })),
