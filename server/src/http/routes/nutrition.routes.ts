@@ -2,7 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
-import { principalOf } from '../bearer-auth.ts';
+import { actorOf } from '../bearer-auth.ts';
 import { listNutritionDays, upsertNutritionDay } from '../../modules/nutrition/nutrition.service.ts';
 
 const s = initServer();
@@ -10,11 +10,11 @@ const s = initServer();
 export function nutritionRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
   return s.router(contract.nutrition, {
     upsertNutrition: async ({ body, res }) => {
-      const result = await upsertNutritionDay(deps, principalOf(res), body);
+      const result = await upsertNutritionDay(deps, actorOf(res), body);
       return { status: result.created ? 201 : 200, body: result.log };
     },
     listNutrition: async ({ query, res }) => {
-      return { status: 200, body: await listNutritionDays(deps.db, principalOf(res), query) };
+      return { status: 200, body: await listNutritionDays(deps.db, actorOf(res), query) };
     },
   });
 }

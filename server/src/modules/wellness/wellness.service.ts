@@ -6,7 +6,7 @@ import { type AnalyticsInputDeps, recomputeJobStatement } from '../analytics/rec
 import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { listWellnessRecords, type WellnessValues, wellnessUpsert, writtenWellnessOf } from './wellness.repository.ts';
 
 export interface WellnessUpsertResult {
@@ -21,10 +21,10 @@ export interface WellnessUpsertResult {
  */
 export async function upsertWellnessDay(
   deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
+  actor: Actor,
   input: WellnessUpsert,
 ): Promise<WellnessUpsertResult> {
-  const date = resolveLocalDate(input.date, principal.timeZone);
+  const date = resolveLocalDate(input.date, actor.timeZone);
   const values: WellnessValues = {};
   for (const field of WELLNESS_FIELDS) {
     const value = input[field];
@@ -37,10 +37,10 @@ export async function upsertWellnessDay(
   const [written] = await runAtomically(deps.db, [
     wellnessUpsert(
       deps.db,
-      { userId: principal.userId, date, values, source: principal.clientId, rawJson: input.rawJson },
+      { userId: actor.userId, date, values, source: actor.source, rawJson: input.rawJson },
       { requestRecompute: true },
     ),
-    await recomputeJobStatement(deps, principal.userId),
+    await recomputeJobStatement(deps, actor.userId),
   ]);
   const { row, created } = writtenWellnessOf(written?.rows ?? []);
   return { record: toWellnessRecord(row), created };
@@ -48,12 +48,12 @@ export async function upsertWellnessDay(
 
 export async function listWellnessDays(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: DateRangeQuery,
 ): Promise<KeysetPage<WellnessRecord>> {
-  const page = resolveDatePage(query, principal.timeZone);
+  const page = resolveDatePage(query, actor.timeZone);
   // The repository reads the days as records already (see listWellnessRecords).
-  const rows: WellnessRecord[] = await listWellnessRecords(db, principal.userId, page);
+  const rows: WellnessRecord[] = await listWellnessRecords(db, actor.userId, page);
   return keysetPage(
     rows,
     page.limit,
