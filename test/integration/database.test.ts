@@ -76,12 +76,15 @@ describe('PACER_DB_PREPARED_STATEMENTS', () => {
   it('prepares the hot statements by default, and none at all when set to false (a transaction-mode pooler)', async () => {
     const unprepared = await startTestServer({ PACER_DB_PREPARED_STATEMENTS: 'false' }, { database: server.database });
     try {
-      expect(await preparedOnOneConnection(server)).toEqual([
-        'find_access_token',
-        'find_access_token_counting',
-        'pgboss_send',
-        'rate_limit_increment',
-      ]);
+      // The default server's connection may hold others too, from the tests before.
+      expect(await preparedOnOneConnection(server)).toEqual(
+        expect.arrayContaining([
+          'find_access_token',
+          'find_access_token_counting',
+          'pgboss_send',
+          'rate_limit_increment',
+        ]),
+      );
       expect(await preparedOnOneConnection(unprepared)).toEqual([]);
     } finally {
       await unprepared.stop();

@@ -17,19 +17,20 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
   namespace Express {
     interface Locals {
-      /** The transaction of a request with an `Idempotency-Key`: its writes go there (`writeDbOf`). */
+      /** The transaction of a request with an `Idempotency-Key`: its writes go there (`writeDepsOf`). */
       idempotentTrx?: Transaction<Database>;
     }
   }
 }
 
 /**
- * The handle a write route passes to its service: the transaction that holds
- * the request's `Idempotency-Key` when it has one, so the writes commit with
- * the stored response or not at all; else the pool.
+ * The dependencies a write route passes to its service: with the transaction
+ * that holds the request's `Idempotency-Key` as `db` when it has one, so the
+ * writes commit with the stored response or not at all; else as they are.
  */
-export function writeDbOf(res: { locals: Express.Locals }, db: Db): Db {
-  return res.locals.idempotentTrx ?? db;
+export function writeDepsOf<D extends { readonly db: Db }>(res: { locals: Express.Locals }, deps: D): D {
+  const trx = res.locals.idempotentTrx;
+  return trx ? { ...deps, db: trx } : deps;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -137,7 +138,7 @@ export interface IdempotencyDeps {
  *
  * The rules are `runIdempotent`'s, as for MCP tools: the route runs in the
  * transaction that holds the claim (handed to it as `res.locals`'s
- * `idempotentTrx`, see `writeDbOf`), and its answer settles it. A success
+ * `idempotentTrx`, see `writeDepsOf`), and its answer settles it. A success
  * (2xx/3xx) commits the writes with the stored response; any other answer
  * rolls them back, a 4xx is then kept for replay, a 5xx (or a body that
  * never fully arrived) leaves the key free for a retry.
