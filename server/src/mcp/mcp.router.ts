@@ -288,15 +288,13 @@ async function authorizeRequest(
   const { config } = deps;
   const authorization = req.headers.authorization;
   const clientIp = clientIpOf(req);
-  // The address's failure window is read while the token is looked up: no extra round trip.
-  const [auth, spent] = await Promise.all([
-    authenticateMcp(deps, authorization, toolCallWindows(deps, calls)),
-    authFailuresSpent(deps, clientIp),
-  ]);
+  const auth = await authenticateMcp(deps, authorization, toolCallWindows(deps, calls));
   if (!auth.ok) {
     // A spent address's bad tokens are refused without being counted or recorded again. Its valid
     // tokens still pass: hosted assistants reach us from a few shared addresses, and one bad actor
-    // behind the same address must not shut out every user there.
+    // behind the same address must not shut out every user there. So the address's window is read
+    // only for a token that failed: a valid call pays no query for it.
+    const spent = await authFailuresSpent(deps, clientIp);
     if (spent) {
       refuseAddress(res, spent);
       return undefined;
