@@ -86,7 +86,7 @@ function unauthorized(config: Config, reason: keyof typeof MESSAGES, tokenSent: 
 export async function authenticateMcp(
   deps: { readonly config: Config; readonly db: Db },
   authorization: string | undefined,
-  windows?: (tokenHash: string) => RateLimitsOptions,
+  windows?: (tokenHash: string) => RateLimitsOptions & { readonly knownTokenOnly?: boolean },
 ): Promise<McpAuthOutcome> {
   const { config } = deps;
   if (!authorization) return { ok: false, refusal: unauthorized(config, 'missing_token', false) };

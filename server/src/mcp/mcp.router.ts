@@ -263,7 +263,9 @@ interface Authorized {
 
 /**
  * Tool calls count against their token's window (`PACER_MCP_RATE_LIMIT_PER_MINUTE`), keyed by the
- * token's SHA-256 and counted by the token lookup's own statement, as REST counts its windows.
+ * token's SHA-256 and counted by the token lookup's own statement, as REST counts its windows. Only
+ * a known token counts: a random one never gets a window row of its own (MCP has no per-address
+ * request window to bound them; its bad tokens meet the auth-failure window instead).
  */
 function toolCallWindows(deps: McpDeps, calls: readonly ToolCallMessage[]) {
   const limit = deps.config.mcp.rateLimitPerMinute;
@@ -271,6 +273,7 @@ function toolCallWindows(deps: McpDeps, calls: readonly ToolCallMessage[]) {
   return (tokenHash: string) => ({
     windowSecs: RATE_LIMIT_WINDOW_SECS,
     buckets: [{ key: `mcp:token:${tokenHash}`, limit }],
+    knownTokenOnly: true,
   });
 }
 

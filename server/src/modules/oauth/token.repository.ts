@@ -173,7 +173,7 @@ export async function findAccessTokenByHash(db: DbOrTrx, tokenHash: string): Pro
 export interface CountedAccessTokenLookup {
   /** Undefined when no token has this hash. */
   readonly record: AccessTokenRecord | undefined;
-  /** One per key, in the order of the keys. */
+  /** One per key, in the order of the keys; none when nothing was counted (`knownTokenOnly`). */
   readonly hits: CounterHit[];
 }
 
@@ -202,11 +202,13 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
   true;
 
 /**
- * Every REST request with a token both counts its rate-limit windows and
- * looks the token up: one statement does both (the counting is the
- * rate-limit module's own SQL, `counterHits`, as a CTE), so a request pays
- * one round trip and one pool connection for them. One row per key comes
- * back, the token's columns on each (null for an unknown token).
+ * Every REST request with a token, and every MCP tool call, both counts its
+ * rate-limit windows and looks the token up: one statement does both (the
+ * counting is the rate-limit module's own SQL, `counterHits`, as a CTE), so
+ * a request pays one round trip and one pool connection for them. One row
+ * per key comes back, the token's columns on each (null for an unknown
+ * token). With `knownTokenOnly`, an unknown token counts nothing and gets no
+ * row (MCP: a flood of random tokens writes no counters).
  *
  * Its commit does not wait for the WAL to reach disk (`synchronous_commit`
  * off for this statement's own transaction only): it writes nothing but
@@ -218,9 +220,10 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
  * the relaxed commit.
  */
 const countedAccessTokenLookup = precompiled(
-  3,
-  (db: DbOrTrx, tokenHash: string, keys: readonly string[], windowSecs: number) =>
-    sql<CountedLookupRow>`with hits as (${counterHits(keys, windowSecs)}), token as (${accessTokenSelect(db, tokenHash)})
+  4,
+  (db: DbOrTrx, tokenHash: string, keys: readonly string[], windowSecs: number, knownTokenOnly: boolean) =>
+    sql<CountedLookupRow>`with token as (${accessTokenSelect(db, tokenHash)}),
+      hits as (${counterHits(keys, windowSecs, sql<boolean>`(${knownTokenOnly}::boolean is false or exists (select from token))`)})
       select hits.key as "hitKey", hits.count as "hitCount", hits.reset_secs as "hitResetSecs",
         ${sql.join(RECORD_KEYS.map((key) => sql`${sql.ref(`token.${key}`)} as ${sql.raw(`"${key}"`)}`))}
       from hits left join token on true
@@ -228,16 +231,27 @@ const countedAccessTokenLookup = precompiled(
       ${preparedStatement('find_access_token_counting')}`.compile(db),
 );
 
+export interface TokenCounting {
+  readonly keys: readonly string[];
+  readonly windowSecs: number;
+  /** Count only when a token has this hash (none: every presented token counts). */
+  readonly knownTokenOnly?: boolean;
+}
+
 /** `findAccessTokenByHash` that also counts one hit against each of `keys` (at least one). */
 export async function findAccessTokenCountingHits(
   db: Db,
   tokenHash: string,
-  counting: { readonly keys: readonly string[]; readonly windowSecs: number },
+  counting: TokenCounting,
 ): Promise<CountedAccessTokenLookup> {
   if (counting.keys.length === 0) throw new Error('findAccessTokenCountingHits needs a key to count');
   // Its relaxed commit must not cover other writes (see countedAccessTokenLookup).
   if (db.isTransaction) throw new Error('the counted token lookup runs in a transaction of its own');
-  const { rows } = await db.executeQuery(countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs));
+  const { rows } = await db.executeQuery(
+    countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs, counting.knownTokenOnly === true),
+  );
+  // No row: an unknown token that counted nothing.
+  if (rows.length === 0) return { record: undefined, hits: [] };
   const hits = hitsInOrder(
     counting.keys,
     rows.map((row) => ({ key: row.hitKey, count: row.hitCount, resetSecs: row.hitResetSecs })),
