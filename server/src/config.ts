@@ -85,6 +85,7 @@ const EnvSchema = z.object({
   PACER_DATA_DIR: z.string().min(1).default('./.pacer'),
   PACER_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   PACER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
+  PACER_DB_PREPARED_STATEMENTS: flag(true),
   PACER_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(5),
   PACER_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PACER_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
@@ -162,6 +163,13 @@ export interface Config {
    * at scale" budgets them against `max_connections`.
    */
   readonly dbPoolSize: number;
+  /**
+   * Hot queries as named prepared statements (db/database.ts). Off for a
+   * transaction-mode pooler (PgBouncer `pool_mode=transaction`): a named
+   * statement lives on one server connection, which the pooler may swap
+   * between transactions.
+   */
+  readonly dbPreparedStatements: boolean;
   readonly queuePoolSize: number;
   /** Which peers' `X-Forwarded-For` names the client (Express `trust proxy`); `false`: none. */
   readonly trustProxy: TrustProxy;
@@ -286,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpResource: `${baseUrl}/mcp`,
     trustProxy: e.PACER_TRUST_PROXY,
     dbPoolSize: e.PACER_DB_POOL_SIZE,
+    dbPreparedStatements: e.PACER_DB_PREPARED_STATEMENTS,
     queuePoolSize: e.PACER_QUEUE_POOL_SIZE,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.PACER_DATA_DIR),

@@ -23,7 +23,7 @@
  *    steady 300/s for 30 s, and the backlog after it drains.
  * 6. MCP (mcp-bench.ts), on a server of its own started once the one of steps
  *    2-5 has stopped (same database, every rate limit off): tools/call
- *    get_profile against REST GET /api/profile (MCP/REST at p50, 3 rounds),
+ *    get_profile against REST GET /api/profile (MCP/REST throughput and p50, 3 rounds),
  *    tools/list, calls/s at 10 and 50 clients, generate_report -> completed.
  * 7. Derived data (analytics-bench.ts), on a server of its own like step 6:
  *    GET /api/fuel/timeline for 14 days (200 meal items, 20 workouts), the
@@ -143,6 +143,7 @@ const TARGETS = {
   webhookIngestP99Ms: 20,
   webhookLagRate: 300,
   webhookLagP95Ms: 1000,
+  mcpRestThroughputRatio: 0.9,
   mcpRestP50Ratio: 1.3,
   mcpReportP95Ms: 2000,
   fuelTimelineP50Ms: 20,
@@ -1341,6 +1342,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
     const r = mcpRun.reports;
     lines.push(
       `MCP (own server, rate limits 0), ${mcpRun.clients} clients x ${mcpRun.requestsPerClient} requests per run`,
+      `  [${mark(mcpTargets.throughputRatio)}] get_profile MCP/REST throughput   ${mcpRun.throughputRatio.median}   (min ${mcpRun.throughputRatio.min}, max ${mcpRun.throughputRatio.max} over ${mcpRun.rounds.length} rounds; last: REST ${last?.rest.perSec}/s, MCP ${last?.mcp.perSec}/s; target ≥ ${TARGETS.mcpRestThroughputRatio})`,
       `  [${mark(mcpTargets.p50Ratio)}] get_profile MCP/REST at p50   ${mcpRun.p50Ratio.median}   (min ${mcpRun.p50Ratio.min}, max ${mcpRun.p50Ratio.max} over ${mcpRun.rounds.length} rounds; last: REST ${last?.rest.latency.p50} ms, MCP ${last?.mcp.latency.p50} ms; target ≤ ${TARGETS.mcpRestP50Ratio})`,
       `  tools/list             p50 ${mcpRun.toolsList.latency.p50} ms   p99 ${mcpRun.toolsList.latency.p99} ms`,
       ...mcpRun.throughput.map(
@@ -1416,6 +1418,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
 
 function mcpTargetsOf(run: McpBenchResult) {
   return {
+    throughputRatio: run.throughputRatio.median >= TARGETS.mcpRestThroughputRatio,
     p50Ratio: run.p50Ratio.median <= TARGETS.mcpRestP50Ratio,
     reportP95: run.reports.completed > 0 && run.reports.latencyMs.p95 <= TARGETS.mcpReportP95Ms,
     errorsZero: run.errors === 0,

@@ -4,9 +4,9 @@
  * - `tools/call get_profile` on POST /mcp against REST GET /api/profile, the
  *   same user (a REST token and a token bound to `{base}/mcp`), `clients`
  *   closed-loop keep-alive clients, `requestsPerClient` each after a warm-up,
- *   REST then MCP, `rounds` times: p50/p99 of both, MCP/REST at p50 per round
- *   and its min/median/max over the rounds (target ≤ 1.3), and the server's
- *   CPU per request on each path;
+ *   REST then MCP, `rounds` times: p50/p99 of both, MCP/REST throughput
+ *   (target ≥ 0.9) and at p50 (target ≤ 1.3) per round and their
+ *   min/median/max over the rounds, and the server's CPU per request on each path;
  * - `tools/list`: p50/p99 at `clients`;
  * - get_profile calls per second at `clients` and at `highClients`, for
  *   `durationS` each;
@@ -92,6 +92,8 @@ export interface LoadRun {
 export interface RatioRound {
   readonly rest: LoadRun;
   readonly mcp: LoadRun;
+  /** MCP / REST requests per second. */
+  readonly throughputRatio: number;
   /** MCP p50 / REST p50. */
   readonly p50Ratio: number;
   readonly p99Ratio: number;
@@ -120,6 +122,7 @@ export interface McpBenchResult {
   readonly clients: number;
   readonly requestsPerClient: number;
   readonly rounds: readonly RatioRound[];
+  readonly throughputRatio: Spread;
   readonly p50Ratio: Spread;
   readonly serverCpuRatio: Spread | undefined;
   readonly toolsList: LoadRun & { readonly tools: number; readonly bytes: number };
@@ -440,6 +443,7 @@ export async function runMcpBench(options: McpBenchOptions): Promise<McpBenchRes
     rounds.push({
       rest: restRun,
       mcp: mcpRun,
+      throughputRatio: round(mcpRun.perSec / restRun.perSec),
       p50Ratio: round(mcpRun.latency.p50 / restRun.latency.p50),
       p99Ratio: round(mcpRun.latency.p99 / restRun.latency.p99),
       serverCpuRatio:
@@ -469,6 +473,7 @@ export async function runMcpBench(options: McpBenchOptions): Promise<McpBenchRes
     clients,
     requestsPerClient,
     rounds,
+    throughputRatio: spreadOf(rounds.map((r) => r.throughputRatio)),
     p50Ratio: spreadOf(rounds.map((r) => r.p50Ratio)),
     serverCpuRatio: cpuRatios.length > 0 ? spreadOf(cpuRatios) : undefined,
     toolsList: { ...toolsListRun, tools, bytes: Buffer.byteLength(listed.body) },
@@ -499,13 +504,13 @@ export function mcpBenchLines(result: McpBenchResult): string[] {
     lines.push(
       `      round ${i + 1}: REST ${run(r.rest)}`,
       `               MCP  ${run(r.mcp)}`,
-      `               MCP/REST p50 ${r.p50Ratio}, p99 ${r.p99Ratio}${r.serverCpuRatio === undefined ? '' : `, server CPU ${r.serverCpuRatio}`}`,
+      `               MCP/REST throughput ${r.throughputRatio}, p50 ${r.p50Ratio}, p99 ${r.p99Ratio}${r.serverCpuRatio === undefined ? '' : `, server CPU ${r.serverCpuRatio}`}`,
       ...errorOf(r.rest),
       ...errorOf(r.mcp),
     );
   });
   lines.push(
-    `      MCP/REST at p50: ${spread(result.p50Ratio)}${result.serverCpuRatio ? `; server CPU per request: ${spread(result.serverCpuRatio)}` : ''}`,
+    `      MCP/REST throughput: ${spread(result.throughputRatio)}; at p50: ${spread(result.p50Ratio)}${result.serverCpuRatio ? `; server CPU per request: ${spread(result.serverCpuRatio)}` : ''}`,
     `    tools/list (${result.toolsList.tools} tools, ${result.toolsList.bytes} bytes), ${result.clients} clients: ${run(result.toolsList)}`,
     ...errorOf(result.toolsList),
   );

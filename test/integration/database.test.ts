@@ -1,7 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findUserByEmail } from '../../server/src/modules/accounts/user.repository.ts';
-import { findAccessTokenByHash } from '../../server/src/modules/oauth/token.repository.ts';
+import { findAccessTokenByHash, findAccessTokenCountingHits } from '../../server/src/modules/oauth/token.repository.ts';
+import { incrementCounters } from '../../server/src/modules/rate-limit/rate-limit.repository.ts';
+import { enqueue } from '../../server/src/queue/boss.ts';
+import { purgeExpiredQueue } from '../../server/src/queue/queues.ts';
 import { runAtomically } from '../../server/src/db/statement-batch.ts';
 import { upsertWellness } from '../../server/src/modules/wellness/wellness.repository.ts';
 import { makeUser } from '../support/factories.ts';
@@ -48,6 +51,44 @@ describe('prepared statements for hot queries', () => {
       .where('userId', '=', user.id)
       .executeTakeFirstOrThrow();
     expect(stored).toMatchObject({ hrv: 50, restingHr: 45, mood: 3, rawJson: { x: { a: 1 } } });
+  });
+});
+
+describe('PACER_DB_PREPARED_STATEMENTS', () => {
+  /**
+   * A request's hot statements (the token lookup, alone and counting rate-limit
+   * hits, the windows, pg-boss's job insert) on one connection, then the named
+   * statements that connection holds: pg_prepared_statements is per session, and
+   * a statement prepared by a pooler-shared connection would show up here.
+   */
+  const preparedOnOneConnection = (target: TestServer) =>
+    target.db.connection().execute(async (connection) => {
+      await findAccessTokenByHash(connection, 'c'.repeat(64));
+      await findAccessTokenCountingHits(connection, 'c'.repeat(64), { keys: ['test:prepared'], windowSecs: 60 });
+      await incrementCounters(connection, ['test:prepared'], 60);
+      await enqueue(target.runtime.boss, connection, purgeExpiredQueue, { graceDays: 1 });
+      const rows = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements ORDER BY name`.execute(
+        connection,
+      );
+      return rows.rows.map((row) => row.name.replace(/_[0-9a-f]{12}$/, ''));
+    });
+
+  it('prepares the hot statements by default, and none at all when set to false (a transaction-mode pooler)', async () => {
+    const unprepared = await startTestServer({ PACER_DB_PREPARED_STATEMENTS: 'false' }, { database: server.database });
+    try {
+      // The default server's connection may hold others too, from the tests before.
+      expect(await preparedOnOneConnection(server)).toEqual(
+        expect.arrayContaining([
+          'find_access_token',
+          'find_access_token_counting',
+          'pgboss_send',
+          'rate_limit_increment',
+        ]),
+      );
+      expect(await preparedOnOneConnection(unprepared)).toEqual([]);
+    } finally {
+      await unprepared.stop();
+    }
   });
 });
 

@@ -17,6 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SCOPES, type Scope } from '@pacer/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
+import { sha256Hex } from '../../server/src/lib/crypto.ts';
 import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
@@ -487,6 +488,37 @@ describe('per-token rate limit', () => {
     expect(refused.retry_after_seconds).toBeGreaterThan(0);
     expect(refused.retry_after_seconds).toBeLessThanOrEqual(60);
     expect(listedAfter).toEqual(sorted(ALL_TOOLS));
+  });
+
+  it("counts a known token's calls in its lookup, and gives a random token no window row", async () => {
+    const { client, token } = await connect(rateLimited);
+    const random = `pat_${randomUUID()}`;
+    const windowOf = (presented: string) =>
+      rateLimited.db
+        .selectFrom('rateLimitCounters')
+        .select('count')
+        .where('key', '=', `mcp:token:${sha256Hex(presented)}`)
+        .executeTakeFirst();
+
+    toolResult(await run(client, 'get_current_time'));
+    const refused = await fetch(rateLimited.config.mcpResource, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${random}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'get_current_time', arguments: {} },
+      }),
+    });
+
+    expect(refused.status).toBe(401);
+    expect(await windowOf(token)).toEqual({ count: 1 });
+    expect(await windowOf(random)).toBeUndefined();
   });
 
   it('refuses a JSON-RPC batch, so a batch cannot run more calls than the limit counts', async () => {

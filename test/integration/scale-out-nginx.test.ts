@@ -860,7 +860,7 @@ describe('scale-out behind nginx', () => {
           key: await keyStateOf(operation),
         });
       }
-      // A request with a key is one transaction (unit-of-work.ts): a process that died mid-request left
+      // A request with a key is one transaction (`runIdempotent`): a process that died mid-request left
       // no claimed key behind, so no retry had to wait out a lease. None may be left `in_progress`.
       const keysLeftInProgress = await check
         .selectFrom('idempotencyKeys')

@@ -12,7 +12,6 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Database } from './tables.ts';
-import { openUnitOfWork, unitClientFor, type UnitOfWork } from './unit-of-work.ts';
 
 export type { Database } from './tables.ts';
 export type Db = Kysely<Database>;
@@ -25,13 +24,13 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 // int8 (count(*), bigserial) fits in a double for every number we produce.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export interface CreateDbOptions {
+export interface CreatePoolOptions {
   readonly connectionString: string;
   readonly maxConnections?: number;
   readonly applicationName?: string;
 }
 
-export function createPool(options: CreateDbOptions): pg.Pool {
+export function createPool(options: CreatePoolOptions): pg.Pool {
   return new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 20,
@@ -45,6 +44,10 @@ export function createPool(options: CreateDbOptions): pg.Pool {
  * join cost more than running it). A repository opts a query in by ending it
  * with `preparedStatement('name')`; only queries whose SQL text is the same on
  * every call should, so the number of statements per connection stays small.
+ * With `preparedStatements: false` (`PACER_DB_PREPARED_STATEMENTS`, for a
+ * transaction-mode pooler, whose server connections change under a client
+ * between transactions) the marker stays a comment and the query is sent
+ * unnamed, like any other.
  */
 const PREPARED_PREFIX = '/* prepared:';
 /** label -> the SQL text it was first seen with, and the statement name. */
@@ -122,8 +125,7 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
     options: pool.options,
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
-      // Inside a unit of work (unit-of-work.ts) every query runs on its connection.
-      const client = unitClientFor(pool) ?? (await pool.connect());
+      const client = await pool.connect();
       const query = (textOrCursor: unknown, parameters?: readonly unknown[]) => {
         if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
         const name = statementNameOf(textOrCursor);
@@ -139,26 +141,29 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
   };
 }
 
-/** The pool behind each handle `createDb` made, for work Kysely has no API for (statement-batch.ts); none for a transaction. */
+/**
+ * The pool behind each handle `createDb` made, for work Kysely has no API for
+ * (statement-batch.ts); none for a transaction, nor with prepared statements
+ * off (that work names its statements, so it then runs through Kysely instead).
+ */
 const pools = new WeakMap<Db, pg.Pool>();
 
 export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
 }
 
-/** Begin a unit of work (unit-of-work.ts) on the pool of `db`: its queries in `run` are the unit's. */
-export function openUnitOfWorkOn(db: Db): Promise<UnitOfWork> {
-  const pool = pools.get(db);
-  if (!pool) throw new Error('a unit of work needs a handle made by createDb');
-  return openUnitOfWork(pool);
+export interface CreateDbOptions {
+  /** Send `preparedStatement`-marked queries as named statements (`PACER_DB_PREPARED_STATEMENTS`, default true). */
+  readonly preparedStatements?: boolean;
 }
 
-export function createDb(pool: pg.Pool): Db {
+export function createDb(pool: pg.Pool, options: CreateDbOptions = {}): Db {
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }),
+    // Without prepared statements Kysely gets the pool itself: every query goes out unnamed.
+    dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withPreparedStatements(pool) }),
     // maintainNestedObjectKeys: stored raw JSON keeps the caller's keys as sent.
     plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
   });
-  pools.set(db, pool);
+  if (options.preparedStatements !== false) pools.set(db, pool);
   return db;
 }

@@ -104,7 +104,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   }
   const pool = createPool({ connectionString: url, maxConnections: config.dbPoolSize });
   pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
-  const db = createDb(pool);
+  const db = createDb(pool, { preparedStatements: config.dbPreparedStatements });
   try {
     await migrateToLatest(db, logger);
   } catch (error) {

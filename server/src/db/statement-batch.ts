@@ -1,7 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { type DbOrTrx, poolOf, statementNameOf } from './database.ts';
-import { unitClientFor } from './unit-of-work.ts';
 
 /** A statement as Kysely compiles it: SQL text (ending in a `preparedStatement` marker, or not) and its values. */
 export interface BatchStatement {
@@ -173,15 +172,13 @@ class StatementTrain {
  * On a pool handle: in one round trip (see StatementTrain), on a connection
  * of the pool; a connection whose train failed is dropped, not returned to
  * the pool, as it may hold statements the train parsed that this process
- * does not know of. Inside a transaction, or a unit of work
- * (unit-of-work.ts): one after the other on its connection, as part of it.
+ * does not know of. Inside a transaction: one after the other on its
+ * connection, as part of it.
  * Kysely's plugins do not see a train's rows, so each statement names its
  * columns as the caller wants them (camelCase).
  */
 export async function runAtomically(db: DbOrTrx, statements: readonly BatchStatement[]): Promise<BatchResult[]> {
-  const handle = db.isTransaction ? undefined : poolOf(db);
-  // In a unit of work the statements go one by one on its connection, as a savepoint of it.
-  const pool = handle && !unitClientFor(handle) ? handle : undefined;
+  const pool = db.isTransaction ? undefined : poolOf(db);
   if (!pool) {
     const run = async (trx: DbOrTrx) => {
       const results: BatchResult[] = [];
@@ -210,10 +207,4 @@ export async function runAtomically(db: DbOrTrx, statements: readonly BatchState
   } finally {
     client.release(failed);
   }
-}
-
-/** One statement the way `runAtomically` runs it (straight on a pool connection): its rows, as its SQL names them. */
-export async function runStatement<R>(db: DbOrTrx, statement: CompiledQuery<R>): Promise<R[]> {
-  const [result] = await runAtomically(db, [statement]);
-  return (result?.rows ?? []) as R[];
 }

@@ -1,19 +1,37 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type Db, openUnitOfWorkOn } from '../db/database.ts';
-import { outsideUnitOfWork, type UnitOfWork } from '../db/unit-of-work.ts';
+import type { Transaction } from 'kysely';
+import type { Database, Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
-  beginIdempotentRequest,
   type BeginIdempotentRequestOptions,
-  finishIdempotentRequest,
   IDEMPOTENCY_HEADER,
-  type IdempotencyStart,
+  type IdempotentAnswer,
   type IdempotentResponse,
   parseIdempotencyKey,
-  recordIdempotentAnswer,
+  runIdempotent,
 } from '../modules/idempotency/idempotency.service.ts';
 import { sendProblem } from './problem.ts';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
+  namespace Express {
+    interface Locals {
+      /** The transaction of a request with an `Idempotency-Key`: its writes go there (`writeDepsOf`). */
+      idempotentTrx?: Transaction<Database>;
+    }
+  }
+}
+
+/**
+ * The dependencies a write route passes to its service: with the transaction
+ * that holds the request's `Idempotency-Key` as `db` when it has one, so the
+ * writes commit with the stored response or not at all; else as they are.
+ */
+export function writeDepsOf<D extends { readonly db: Db }>(res: { locals: Express.Locals }, deps: D): D {
+  const trx = res.locals.idempotentTrx;
+  return trx ? { ...deps, db: trx } : deps;
+}
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Marks an answer that is a replay of a stored response (the header Stripe and others use). */
@@ -118,12 +136,12 @@ export interface IdempotencyDeps {
  * for it (see `RequestBodyFingerprint`). The key, the fingerprint and the
  * response live in PostgreSQL, so every API process sees the same keys.
  *
- * A request with a key is one unit of work (unit-of-work.ts): the claim,
- * every write the route makes and the stored response commit together when
- * it succeeds (2xx/3xx). Any other answer rolls the writes back; a 4xx is
- * then kept for replay on its own, a 5xx (or a body that never fully
- * arrived) leaves the key free for a retry. A process that dies mid-request
- * leaves neither the writes nor the key behind.
+ * The rules are `runIdempotent`'s, as for MCP tools: the route runs in the
+ * transaction that holds the claim (handed to it as `res.locals`'s
+ * `idempotentTrx`, see `writeDepsOf`), and its answer settles it. A success
+ * (2xx/3xx) commits the writes with the stored response; any other answer
+ * rolls them back, a 4xx is then kept for replay, a 5xx (or a body that
+ * never fully arrived) leaves the key free for a retry.
  */
 export function idempotency(deps: IdempotencyDeps): RequestHandler {
   return (req, res, next) => {
@@ -155,67 +173,65 @@ export function idempotency(deps: IdempotencyDeps): RequestHandler {
       requestContentLength: contentLength,
       body: streamed ? { kind: 'streamed', contentLength } : { kind: 'json', body: req.body as unknown },
     };
-    void runInUnitOfWork(deps, req, res, next, request);
+    void runRoute(deps, req, res, next, request);
   };
 }
 
-async function runInUnitOfWork(
+/** The route as `runIdempotent`'s work: it runs on from `next()` and ends when its answer is captured. */
+async function runRoute(
   deps: IdempotencyDeps,
   req: Request,
   res: Response,
   next: NextFunction,
   request: BeginIdempotentRequestOptions,
 ): Promise<void> {
-  let unit: UnitOfWork;
-  let start: IdempotencyStart;
+  // Settled when `runIdempotent` has committed or rolled back: whether the captured answer may go out.
+  let settled!: (send: boolean) => void;
+  const sendable = new Promise<boolean>((resolve) => (settled = resolve));
+  let answered = false;
+  const work = (trx: Transaction<Database>) =>
+    new Promise<IdempotentAnswer>((resolve) => {
+      res.locals.idempotentTrx = trx;
+      // A client that goes away mid-request does not end the transaction early: the route runs to
+      // its answer, which is settled as usual, so its writes and the key's response stay together.
+      captureResponse(
+        res,
+        (response) => {
+          // The upload route hashes the file while streaming it (workouts module).
+          const answer = { ...response, bodySha256: res.locals.fitUpload?.sha256 ?? null };
+          answered = true;
+          resolve({
+            response: answer,
+            commit: response.status < 400,
+            keep: keepsResponse(req, response.status),
+          });
+          return sendable;
+        },
+        () => answerInternalError(res),
+      );
+      next();
+    });
   try {
-    unit = await openUnitOfWorkOn(deps.db);
-  } catch (error) {
-    next(error);
-    return;
-  }
-  try {
-    start = await unit.run(() => beginIdempotentRequest(deps.db, request));
-  } catch (error) {
-    await unit.rollback();
-    next(error);
-    return;
-  }
-  if (start.outcome === 'replay') {
-    await unit.rollback();
-    replay(res, start.response);
-    return;
-  }
-  const { claimId } = start;
-  const settle = async (response: Omit<IdempotentResponse, 'bodySha256'>): Promise<boolean> => {
-    // The upload route hashes the file while streaming it (workouts module).
-    const answer = { ...response, bodySha256: res.locals.fitUpload?.sha256 ?? null };
-    const keep = keepsResponse(req, response.status);
-    if (response.status < 400) {
-      try {
-        await unit.run(() =>
-          finishIdempotentRequest(deps.db, { scope: request.scope, claimId, response: answer, keep }),
-        );
-        await unit.commit();
-        return true;
-      } catch (error) {
-        await unit.rollback();
-        deps.logger.error({ err: error, requestId: res.locals.requestId }, 'could not commit an idempotent request');
-        return false;
-      }
+    const outcome = await runIdempotent(deps.db, request, work);
+    if (outcome.outcome === 'replay') {
+      replay(res, outcome.response);
+      return;
     }
-    await unit.rollback();
-    if (keep) {
-      await outsideUnitOfWork(() => recordIdempotentAnswer(deps.db, { ...request, response: answer })).catch(
-        (error: unknown) =>
-          // The answer still goes out; a retry runs the request again.
-          deps.logger.error({ err: error, requestId: res.locals.requestId }, 'could not store an idempotent answer'),
+    if (outcome.unstored !== undefined) {
+      // The answer still goes out; a retry runs the request again.
+      deps.logger.error(
+        { err: outcome.unstored, requestId: res.locals.requestId },
+        'could not store an idempotent answer',
       );
     }
-    return true;
-  };
-  // A client that goes away mid-request does not end the unit early: the route runs to its answer,
-  // which is settled as usual, so its writes and the key's response stay together.
-  captureResponse(res, settle, () => answerInternalError(res));
-  unit.run(() => next());
+    settled(true);
+  } catch (error) {
+    if (!answered) {
+      // Refused before the route ran (key in progress, reused, or the database unreachable).
+      next(error);
+      return;
+    }
+    deps.logger.error({ err: error, requestId: res.locals.requestId }, 'could not commit an idempotent request');
+    settled(false);
+  }
 }

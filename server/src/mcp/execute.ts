@@ -4,15 +4,7 @@ import { IdempotencyKeySchema } from '@pacer/contract';
 import { type z } from 'zod';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { fieldErrorsOf } from '../http/problem.ts';
-import { openUnitOfWorkOn } from '../db/database.ts';
-import {
-  beginIdempotentRequest,
-  canonicalJson,
-  finishIdempotentRequest,
-  type IdempotencyScope,
-  type IdempotencyStart,
-  recordIdempotentAnswer,
-} from '../modules/idempotency/idempotency.service.ts';
+import { canonicalJson, type IdempotencyScope, runIdempotent } from '../modules/idempotency/idempotency.service.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
 import type { RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 import { featureEnabled, findEnabledTool } from './registry.ts';
@@ -151,9 +143,9 @@ async function runCall(
 }
 
 /**
- * A write or async tool called with an idempotency key: one unit of work
- * (unit-of-work.ts), as a REST request with a key. The claim, the tool's
- * writes and the stored result commit together, or none of them does.
+ * A write or async tool called with an idempotency key: `runIdempotent`, as a
+ * REST request with a key. The tool runs in the transaction holding the
+ * claim; a result commits with its writes, a tool error rolls them back.
  */
 async function executeIdempotently(
   context: ToolContext,
@@ -176,49 +168,33 @@ async function executeIdempotently(
     requestContentLength: null,
     body: { kind: 'json', body: fingerprinted },
   } as const;
-  const unit = await openUnitOfWorkOn(context.db);
-  let start: IdempotencyStart;
-  try {
-    start = await unit.run(() => beginIdempotentRequest(context.db, claim));
-  } catch (error) {
-    await unit.rollback();
-    throw error;
-  }
-  if (start.outcome === 'replay') {
-    await unit.rollback();
-    return JSON.parse(start.response.body.toString('utf8')) as CallToolResult;
-  }
-  let result: CallToolResult;
-  try {
-    result = await unit.run(() => execute(context, tool, args));
-  } catch (error) {
-    result = asToolError(context, tool.name, error).toResult();
-  }
-  const response = {
-    status: 200,
-    contentType: 'application/json',
-    body: Buffer.from(JSON.stringify(result)),
-    bodySha256: null,
-  };
-  if (result.isError !== true) {
+  const outcome = await runIdempotent(context.db, claim, async (trx) => {
+    let result: CallToolResult;
     try {
-      await unit.run(() =>
-        finishIdempotentRequest(context.db, { scope, claimId: start.claimId, response, keep: true }),
-      );
-      await unit.commit();
+      result = await execute({ ...context, db: trx }, tool, args);
     } catch (error) {
-      await unit.rollback();
-      throw error;
+      result = asToolError(context, tool.name, error).toResult();
     }
-    return result;
+    const code = result.isError === true ? errorCodeOf(result) : null;
+    return {
+      result,
+      response: {
+        status: 200,
+        contentType: 'application/json',
+        body: Buffer.from(JSON.stringify(result)),
+        bodySha256: null,
+      },
+      commit: result.isError !== true,
+      // Like REST's 5xx and 429, an internal error or a rate limit leaves the key free so a retry
+      // runs again; any other error is kept for replay.
+      keep: code !== 'internal_error' && code !== 'rate_limited',
+    };
+  });
+  if (outcome.outcome === 'replay') return JSON.parse(outcome.response.body.toString('utf8')) as CallToolResult;
+  if (outcome.unstored !== undefined) {
+    context.logger.error({ err: outcome.unstored, tool: tool.name }, 'could not store an idempotent tool result');
   }
-  // A tool error undoes the call's writes. Like REST's 5xx and 429, an internal error or a rate
-  // limit leaves the key free so a retry runs again; any other error is kept for replay.
-  await unit.rollback();
-  const code = errorCodeOf(result);
-  if (code !== 'internal_error' && code !== 'rate_limited')
-    await recordIdempotentAnswer(context.db, { ...claim, response });
-  return result;
+  return outcome.answer.result;
 }
 
 function idempotencyKeyOf(header: string | undefined, args: Record<string, unknown>): string | undefined {

@@ -3,8 +3,19 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { BEARER, bearerChallenge, INVALID_TOKEN_REASONS } from '../http/bearer-auth.ts';
 import { MCP_REQUESTED_SCOPES, mcpResourceMetadataUrl } from '../http/oauth/discovery.router.ts';
-import { checkAccessToken, type TokenPrincipal } from '../modules/oauth/token.service.ts';
-import { consumeRateLimit, peekRateLimit, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import {
+  checkAccessToken,
+  checkAccessTokenCounting,
+  type TokenCheck,
+  type TokenPrincipal,
+} from '../modules/oauth/token.service.ts';
+import {
+  consumeRateLimit,
+  peekRateLimit,
+  type RateLimitResult,
+  type RateLimitsOptions,
+} from '../modules/rate-limit/rate-limit.service.ts';
 
 export type McpAuthFailureReason =
   | 'missing_token'
@@ -26,7 +37,13 @@ export interface McpAuthRefusal {
 }
 
 export type McpAuthOutcome =
-  { readonly ok: true; readonly principal: TokenPrincipal } | { readonly ok: false; readonly refusal: McpAuthRefusal };
+  | {
+      readonly ok: true;
+      readonly principal: TokenPrincipal;
+      /** The windows counted with the lookup, in the order given (none when nothing was counted). */
+      readonly limits: readonly RateLimitResult[];
+    }
+  | { readonly ok: false; readonly refusal: McpAuthRefusal };
 
 const MESSAGES: Record<Exclude<McpAuthFailureReason, 'client_not_allowed' | 'insufficient_scope'>, string> = {
   missing_token: 'This endpoint needs an access token for the MCP resource: send `Authorization: Bearer <token>`.',
@@ -62,16 +79,28 @@ function unauthorized(config: Config, reason: keyof typeof MESSAGES, tokenSent: 
  * `{base}/mcp` (RFC 8707), unexpired, unrevoked, of an active user; else 401
  * with the MCP resource's metadata URL (RFC 9728 §5.1). A client off
  * `PACER_MCP_CLIENT_ALLOWLIST` (when set) gets 403.
+ *
+ * With `windows`, the token's rate-limit windows are counted by the lookup's
+ * own statement, as on REST (`checkAccessTokenCounting`): one round trip.
  */
 export async function authenticateMcp(
   deps: { readonly config: Config; readonly db: Db },
   authorization: string | undefined,
+  windows?: (tokenHash: string) => RateLimitsOptions & { readonly knownTokenOnly?: boolean },
 ): Promise<McpAuthOutcome> {
   const { config } = deps;
   if (!authorization) return { ok: false, refusal: unauthorized(config, 'missing_token', false) };
   const match = BEARER.exec(authorization);
   if (!match) return { ok: false, refusal: unauthorized(config, 'malformed_header', true) };
-  const check = await checkAccessToken(deps.db, match[1] as string);
+  const token = match[1] as string;
+  let check: TokenCheck;
+  let limits: readonly RateLimitResult[] = [];
+  if (windows) {
+    const tokenHash = sha256Hex(token);
+    ({ check, limits } = await checkAccessTokenCounting(deps.db, tokenHash, windows(tokenHash)));
+  } else {
+    check = await checkAccessToken(deps.db, token);
+  }
   if (!check.ok) {
     return {
       ok: false,
@@ -94,7 +123,7 @@ export async function authenticateMcp(
       },
     };
   }
-  return { ok: true, principal };
+  return { ok: true, principal, limits };
 }
 
 /**

@@ -5,11 +5,8 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
-  type JSONRPCRequest,
-  JSONRPCRequestSchema,
   ListToolsRequestSchema,
   type ListToolsResult,
-  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { API_VERSION, type Scope } from '@pacer/contract';
@@ -17,12 +14,11 @@ import express, { type Request, type RequestHandler, type Response, Router } fro
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import { sha256Hex } from '../lib/crypto.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Logger } from '../logger.ts';
 import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
-import { consumeRateLimits, rateLimitHeaders, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { rateLimitHeaders, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 import { actorOfPrincipal } from '../http/bearer-auth.ts';
 import { clientIpOf } from '../http/client-address.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
@@ -53,14 +49,6 @@ export interface McpDeps {
   /** The app's FIT decode queue: a tool that decodes a file takes its place in it like a REST request. */
   readonly decoding: FitDecodeQueue;
 }
-
-/** A JSON-RPC request of one method, by the SDK's own schemas. */
-const CallToolJsonRpcSchema = JSONRPCRequestSchema.extend(
-  CallToolRequestSchema.pick({ method: true, params: true }).shape,
-);
-const ListToolsJsonRpcSchema = JSONRPCRequestSchema.extend(
-  ListToolsRequestSchema.pick({ method: true, params: true }).shape,
-);
 
 /** A JSON-RPC error outside any request (transport level): `id` null. */
 function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
@@ -169,45 +157,6 @@ function readBody(req: Request): { ok: true; body: unknown } | { ok: false; tooD
   }
 }
 
-/**
- * The two methods an assistant sends most, `tools/list` and `tools/call`, as
- * a single JSON-RPC request answered with JSON, are answered here without
- * building the SDK's transport for the request: the bench found the per-request
- * transport (Node-to-Web request conversion, a JSON Schema validator, stream
- * bookkeeping) costing more than the tool itself. The request is checked with
- * the SDK's own schemas and the protocol version header as the SDK checks it;
- * anything else (initialize, ping, notifications, SSE, malformed messages)
- * goes through the SDK transport. True when answered.
- */
-async function answerDirectly(
-  req: Request,
-  res: Response,
-  body: unknown,
-  toolsList: () => ListToolsResult,
-  toolCall: (params: CallToolRequest['params']) => Promise<CallToolResult>,
-): Promise<boolean> {
-  const version = req.headers['mcp-protocol-version'];
-  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false;
-  const method = (body as { method?: unknown } | null)?.method;
-  let result: ListToolsResult | CallToolResult;
-  let id: JSONRPCRequest['id'];
-  if (method === 'tools/call') {
-    const request = CallToolJsonRpcSchema.safeParse(body);
-    if (!request.success) return false;
-    id = request.data.id;
-    result = await toolCall(request.data.params);
-  } else if (method === 'tools/list') {
-    const request = ListToolsJsonRpcSchema.safeParse(body);
-    if (!request.success) return false;
-    id = request.data.id;
-    result = toolsList();
-  } else {
-    return false;
-  }
-  res.status(200).json({ jsonrpc: '2.0', id, result });
-  return true;
-}
-
 function refuse(deps: McpDeps, res: Response, refusal: McpAuthRefusal, clientIp: string): void {
   recordMcpAuthFailure(deps.db, deps.logger, { reason: refusal.reason, clientIp });
   sendRefusal(res, refusal);
@@ -313,22 +262,19 @@ interface Authorized {
 }
 
 /**
- * Tool calls count against their token's window (`PACER_MCP_RATE_LIMIT_PER_MINUTE`) once the token
- * proved valid: a random token never gets a window row of its own.
+ * Tool calls count against their token's window (`PACER_MCP_RATE_LIMIT_PER_MINUTE`), keyed by the
+ * token's SHA-256 and counted by the token lookup's own statement, as REST counts its windows. Only
+ * a known token counts: a random one never gets a window row of its own (MCP has no per-address
+ * request window to bound them; its bad tokens meet the auth-failure window instead).
  */
-async function countToolCalls(
-  deps: McpDeps,
-  authorization: string | undefined,
-  calls: readonly ToolCallMessage[],
-): Promise<RateLimitResult | undefined> {
+function toolCallWindows(deps: McpDeps, calls: readonly ToolCallMessage[]) {
   const limit = deps.config.mcp.rateLimitPerMinute;
-  const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
-  if (calls.length === 0 || limit === 0 || bearer === undefined) return undefined;
-  const [window] = await consumeRateLimits(deps.db, {
+  if (calls.length === 0 || limit === 0) return undefined;
+  return (tokenHash: string) => ({
     windowSecs: RATE_LIMIT_WINDOW_SECS,
-    buckets: [{ key: `mcp:token:${sha256Hex(bearer)}`, limit }],
+    buckets: [{ key: `mcp:token:${tokenHash}`, limit }],
+    knownTokenOnly: true,
   });
-  return window;
 }
 
 /**
@@ -345,12 +291,13 @@ async function authorizeRequest(
   const { config } = deps;
   const authorization = req.headers.authorization;
   const clientIp = clientIpOf(req);
-  // The address's failure window is read while the token is looked up: no extra round trip.
-  const [auth, spent] = await Promise.all([authenticateMcp(deps, authorization), authFailuresSpent(deps, clientIp)]);
+  const auth = await authenticateMcp(deps, authorization, toolCallWindows(deps, calls));
   if (!auth.ok) {
     // A spent address's bad tokens are refused without being counted or recorded again. Its valid
     // tokens still pass: hosted assistants reach us from a few shared addresses, and one bad actor
-    // behind the same address must not shut out every user there.
+    // behind the same address must not shut out every user there. So the address's window is read
+    // only for a token that failed: a valid call pays no query for it.
+    const spent = await authFailuresSpent(deps, clientIp);
     if (spent) {
       refuseAddress(res, spent);
       return undefined;
@@ -372,7 +319,7 @@ async function authorizeRequest(
       return undefined;
     }
   }
-  return { principal, rateLimit: await countToolCalls(deps, authorization, calls) };
+  return { principal, rateLimit: auth.limits[0] };
 }
 
 interface ToolHandlers {
@@ -380,7 +327,7 @@ interface ToolHandlers {
   readonly toolCall: (params: CallToolRequest['params']) => Promise<CallToolResult>;
 }
 
-/** `tools/list` and `tools/call` for this token, shared by the direct path and the SDK server. */
+/** `tools/list` and `tools/call` for this token. */
 function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): ToolHandlers {
   const { config } = deps;
   const { principal, rateLimit } = authorized;
@@ -407,7 +354,7 @@ function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): Tool
   };
 }
 
-/** Any other message, or an SSE answer: a per-request SDK `Server` on a stateless transport. */
+/** A per-request SDK `Server` on a stateless transport. */
 async function answerWithSdk(
   req: Request,
   res: Response,
@@ -462,14 +409,7 @@ export function mcpRouter(deps: McpDeps): Router {
     const authorized = await authorizeRequest(deps, req, res, calls);
     if (!authorized) return;
     noteGrantUse(deps.db, authorized.principal.grantId, deps.logger);
-    const handlers = toolHandlers(deps, req, authorized);
-    if (
-      preference === 'json' &&
-      (await answerDirectly(req, res, message.body, handlers.toolsList, handlers.toolCall))
-    ) {
-      return;
-    }
-    await answerWithSdk(req, res, message.body, preference, handlers, schemaValidator);
+    await answerWithSdk(req, res, message.body, preference, toolHandlers(deps, req, authorized), schemaValidator);
   };
 
   router.options(MCP_PATH, guard, cors, answerPreflight);

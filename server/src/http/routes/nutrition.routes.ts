@@ -3,6 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
+import { writeDepsOf } from '../idempotency.middleware.ts';
 import { listNutritionDays, upsertNutritionDay } from '../../modules/nutrition/nutrition.service.ts';
 
 const s = initServer();
@@ -10,7 +11,7 @@ const s = initServer();
 export function nutritionRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
   return s.router(contract.nutrition, {
     upsertNutrition: async ({ body, res }) => {
-      const result = await upsertNutritionDay(deps, actorOf(res), body);
+      const result = await upsertNutritionDay(writeDepsOf(res, deps), actorOf(res), body);
       return { status: result.created ? 201 : 200, body: result.log };
     },
     listNutrition: async ({ query, res }) => {

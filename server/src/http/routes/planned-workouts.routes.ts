@@ -3,6 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
+import { writeDepsOf } from '../idempotency.middleware.ts';
 import {
   createPlannedWorkout,
   getPlannedWorkout,
@@ -16,7 +17,7 @@ const s = initServer();
 export function plannedWorkoutsRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
   return s.router(contract.plannedWorkouts, {
     createPlannedWorkout: async ({ body, res }) => {
-      return { status: 201, body: await createPlannedWorkout(deps, actorOf(res), body) };
+      return { status: 201, body: await createPlannedWorkout(writeDepsOf(res, deps), actorOf(res), body) };
     },
     listPlannedWorkouts: async ({ query, res }) => {
       return { status: 200, body: await listPlannedWorkoutPage(deps.db, actorOf(res), query) };
@@ -25,10 +26,10 @@ export function plannedWorkoutsRoutes(deps: AnalyticsInputDeps & { readonly db: 
       return { status: 200, body: await getPlannedWorkout(deps.db, actorOf(res), params.id) };
     },
     updatePlannedWorkout: async ({ params, body, res }) => {
-      return { status: 200, body: await patchPlannedWorkout(deps, actorOf(res), params.id, body) };
+      return { status: 200, body: await patchPlannedWorkout(writeDepsOf(res, deps), actorOf(res), params.id, body) };
     },
     deletePlannedWorkout: async ({ params, res }) => {
-      await removePlannedWorkout(deps, actorOf(res), params.id);
+      await removePlannedWorkout(writeDepsOf(res, deps), actorOf(res), params.id);
       return { status: 204, body: undefined };
     },
   });

@@ -3,6 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
+import { writeDepsOf } from '../idempotency.middleware.ts';
 import { getProfile, updateProfile } from '../../modules/profile/profile.service.ts';
 
 const s = initServer();
@@ -13,7 +14,7 @@ export function profileRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
       return { status: 200, body: await getProfile(deps.db, actorOf(res).userId) };
     },
     updateProfile: async ({ body, res }) => {
-      return { status: 200, body: await updateProfile(deps, actorOf(res).userId, body) };
+      return { status: 200, body: await updateProfile(writeDepsOf(res, deps), actorOf(res).userId, body) };
     },
   });
 }

@@ -2,6 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import { actorOf } from '../bearer-auth.ts';
+import { writeDepsOf } from '../idempotency.middleware.ts';
 import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import {
   acceptRecommendation,
@@ -17,10 +18,10 @@ export function recommendationsRoutes(deps: AnalyticsInputDeps & { readonly db: 
       return { status: 200, body: await listRecommendationsOf(deps.db, actorOf(res), query) };
     },
     acceptRecommendation: async ({ params, res }) => {
-      return { status: 200, body: await acceptRecommendation(deps, actorOf(res), params.id) };
+      return { status: 200, body: await acceptRecommendation(writeDepsOf(res, deps), actorOf(res), params.id) };
     },
     dismissRecommendation: async ({ params, res }) => {
-      return { status: 200, body: await dismissRecommendation(deps.db, actorOf(res), params.id) };
+      return { status: 200, body: await dismissRecommendation(writeDepsOf(res, deps).db, actorOf(res), params.id) };
     },
   });
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../../logger.ts';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
 import { actorOf } from '../bearer-auth.ts';
+import { writeDepsOf } from '../idempotency.middleware.ts';
 import type { FitDecodeQueue } from '../../modules/workouts/fit-decode-queue.ts';
 import { parseFitUpload } from '../fit-upload.middleware.ts';
 import {
@@ -48,7 +49,7 @@ export function workoutRoutes(deps: {
       handler: async ({ res }) => {
         const upload = uploadOf(res);
         try {
-          const result = await uploadFitWorkout(services, actorOf(res), upload);
+          const result = await uploadFitWorkout(writeDepsOf(res, services), actorOf(res), upload);
           return { status: result.created ? 201 : 200, body: result.workout };
         } finally {
           // The file is done with: free its place before the answer goes out, so the user's next upload
@@ -75,7 +76,7 @@ export function workoutRoutes(deps: {
       return { status: 200, body: await getWorkoutStreams(services, actorOf(res), params.id, query.maxPoints) };
     },
     deleteWorkout: async ({ params, res }) => {
-      await removeWorkout(deps, actorOf(res), params.id);
+      await removeWorkout(writeDepsOf(res, deps), actorOf(res), params.id);
       return { status: 204, body: undefined };
     },
   });

@@ -9,6 +9,7 @@ import type { Transaction } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import type { AsyncJobRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { UUID_PATTERN } from '../../lib/cursor.ts';
@@ -46,7 +47,7 @@ export async function startAsyncJob(
   type: AsyncJobType,
   input: Record<string, unknown>,
 ): Promise<AsyncJobRow> {
-  return deps.db.transaction().execute(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const job = await insertAsyncJob(trx, { userId: actor.userId, clientId: actor.source, type, input });
     await enqueue(deps.boss, trx, asyncJobQueue, { jobId: job.id });
     return job;

@@ -40,7 +40,7 @@ const inScope = (scope: IdempotencyScope) =>
 /**
  * Hold `scope` until the end of the current transaction, unless another
  * transaction holds it now: then its request is still running (false).
- * Requests with a key run in one transaction each (unit-of-work.ts), so a
+ * Requests with a key run in one transaction each (`runIdempotent`), so a
  * claim is never waited on: a concurrent retry is told at once.
  */
 export async function tryLockIdempotencyKey(db: DbOrTrx, scope: IdempotencyScope): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { IdempotencyKeySchema } from '@pacer/contract';
-import type { Db, DbOrTrx } from '../../db/database.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import type { ControlledTransaction, Transaction } from 'kysely';
+import type { Database, Db } from '../../db/database.ts';
 import { AppError } from '../../errors.ts';
 import {
   claimIdempotencyKey,
@@ -19,7 +19,7 @@ export type { IdempotencyScope, IdempotentResponse } from './idempotency.reposit
 export const IDEMPOTENCY_TTL_SECS = 86_400;
 /**
  * How long an unfinished claim holds its key. A claim is made, used and
- * settled in one transaction (unit-of-work.ts), so no committed row is ever
+ * settled in one transaction (`runIdempotent`), so no committed row is ever
  * `in_progress` and a dead process's claim vanishes with its transaction;
  * the lease only covers rows an older version of Pacer left behind.
  */
@@ -90,7 +90,7 @@ export interface BeginIdempotentRequestOptions extends FingerprintOptions {
   readonly requestContentLength: number | null;
 }
 
-export type IdempotencyStart =
+type IdempotencyStart =
   /** This request holds the key: run it, then `finishIdempotentRequest`. */
   | { readonly outcome: 'claimed'; readonly claimId: string }
   /** The key's first request finished: answer its response again. */
@@ -110,21 +110,18 @@ const inProgress = () =>
  * docs/design.md §3: a retried write with the same key and body replays the first
  * response; the same key with another body is a 422; while the first request
  * with the key still runs, a retry gets 409 (it may come back shortly).
- *
- * Runs in the request's unit of work (unit-of-work.ts): the claim, the
- * request's writes and `finishIdempotentRequest` commit together, so a
- * stored response always describes writes that are stored, and writes are
- * never stored without their key.
+ * Runs in the transaction that will hold the request's writes and its stored
+ * response (`runIdempotent`).
  */
-export async function beginIdempotentRequest(
-  db: DbOrTrx,
+async function beginIdempotentRequest(
+  trx: Transaction<Database>,
   options: BeginIdempotentRequestOptions,
 ): Promise<IdempotencyStart> {
-  if (!(await tryLockIdempotencyKey(db, options.scope))) throw inProgress();
+  if (!(await tryLockIdempotencyKey(trx, options.scope))) throw inProgress();
   const fingerprint = fingerprintRequest(options);
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const claimId = randomUUID();
-    const claimed = await claimIdempotencyKey(db, {
+    const claimed = await claimIdempotencyKey(trx, {
       ...options.scope,
       claimId,
       fingerprint,
@@ -135,7 +132,7 @@ export async function beginIdempotentRequest(
       ttlSecs: IDEMPOTENCY_TTL_SECS,
     });
     if (claimed) return { outcome: 'claimed', claimId };
-    const stored = await findIdempotencyKey(db, options.scope);
+    const stored = await findIdempotencyKey(trx, options.scope);
     if (!stored) continue;
     if (stored.fingerprint !== fingerprint) {
       throw new AppError(
@@ -158,21 +155,101 @@ export async function beginIdempotentRequest(
   throw inProgress();
 }
 
-export interface FinishIdempotentRequestOptions {
-  readonly scope: IdempotencyScope;
-  readonly claimId: string;
+/** What the work of an idempotent request answered, and what becomes of it. */
+export interface IdempotentAnswer {
   readonly response: IdempotentResponse;
   /**
-   * False: give the key up instead of storing the response, so a retry runs
-   * the request again (server errors, and requests whose body never fully arrived).
+   * A success: the work's writes and the stored response commit together.
+   * Otherwise the writes are rolled back.
+   */
+  readonly commit: boolean;
+  /**
+   * Keep the response for replay. False leaves the key free, so a retry runs
+   * the request again (server errors, rate limits, a body that never fully arrived).
    */
   readonly keep: boolean;
 }
 
+export type IdempotentOutcome<A extends IdempotentAnswer> =
+  /** The key's first request finished before: its response, to answer again. */
+  | { readonly outcome: 'replay'; readonly response: Omit<IdempotentResponse, 'bodySha256'> }
+  | {
+      readonly outcome: 'ran';
+      readonly answer: A;
+      /**
+       * Set when a kept answer of rolled-back work could not be stored: the
+       * answer still goes out, and a retry runs the request again.
+       */
+      readonly unstored?: unknown;
+    };
+
+/**
+ * Run a request with an `Idempotency-Key` (REST) or an idempotency key (MCP)
+ * once (docs/design.md §3): claim the key, run `work` in the transaction
+ * that holds the claim, and settle:
+ * - `commit`: the work's writes and its stored response commit together, so
+ *   a stored response always describes writes that are stored, and writes
+ *   are never stored without their key;
+ * - otherwise the writes are rolled back, and a `keep` answer (a 4xx, a tool
+ *   error) is stored on its own for replay;
+ * - `work` throwing rolls everything back and leaves the key free.
+ * A process that dies mid-request leaves neither the writes nor the key
+ * behind: PostgreSQL rolls the transaction back and a retry runs once (with
+ * separate transactions a write could commit while its key stayed
+ * unfinished, and a retry after the lease would apply it twice).
+ *
+ * The transaction is Kysely's controlled one: the REST middleware's work
+ * finishes only when the route has answered, after the middleware returned.
+ */
+export async function runIdempotent<A extends IdempotentAnswer>(
+  db: Db,
+  request: BeginIdempotentRequestOptions,
+  work: (trx: Transaction<Database>) => Promise<A>,
+): Promise<IdempotentOutcome<A>> {
+  const trx = await db.startTransaction().execute();
+  let answer: A;
+  try {
+    const start = await beginIdempotentRequest(trx, request);
+    if (start.outcome === 'replay') {
+      await trx.rollback().execute();
+      return start;
+    }
+    answer = await work(trx);
+    if (answer.commit) {
+      await finishIdempotentRequest(trx, { scope: request.scope, claimId: start.claimId, ...answer });
+      await trx.commit().execute();
+      return { outcome: 'ran', answer };
+    }
+  } catch (error) {
+    await rollBack(trx);
+    throw error;
+  }
+  await rollBack(trx);
+  if (!answer.keep) return { outcome: 'ran', answer };
+  try {
+    await recordIdempotentAnswer(db, { ...request, response: answer.response });
+    return { outcome: 'ran', answer };
+  } catch (error) {
+    return { outcome: 'ran', answer, unstored: error };
+  }
+}
+
+/** Undo what the transaction holds; a rollback that fails (a broken connection) has undone it as well. */
+async function rollBack(trx: ControlledTransaction<Database>): Promise<void> {
+  if (trx.isCommitted || trx.isRolledBack) return;
+  await trx
+    .rollback()
+    .execute()
+    .catch(() => undefined);
+}
+
 /** Store the response for replay, or release the key (in the transaction that claimed it). */
-export async function finishIdempotentRequest(db: DbOrTrx, options: FinishIdempotentRequestOptions): Promise<void> {
-  if (options.keep) await completeIdempotencyKey(db, options.scope, options.claimId, options.response);
-  else await releaseIdempotencyKey(db, options.scope, options.claimId);
+async function finishIdempotentRequest(
+  trx: Transaction<Database>,
+  options: { readonly scope: IdempotencyScope; readonly claimId: string } & IdempotentAnswer,
+): Promise<void> {
+  if (options.keep) await completeIdempotencyKey(trx, options.scope, options.claimId, options.response);
+  else await releaseIdempotencyKey(trx, options.scope, options.claimId);
 }
 
 /**
@@ -180,11 +257,11 @@ export async function finishIdempotentRequest(db: DbOrTrx, options: FinishIdempo
  * error) for replay, in a transaction of its own: claim and store at once.
  * A request that took the key meanwhile wins; nothing is stored then.
  */
-export async function recordIdempotentAnswer(
+async function recordIdempotentAnswer(
   db: Db,
   options: BeginIdempotentRequestOptions & { readonly response: IdempotentResponse },
 ): Promise<void> {
-  await inTransaction(db, async (trx) => {
+  await db.transaction().execute(async (trx) => {
     const start = await beginIdempotentRequest(trx, options).catch((error: unknown) => {
       if (error instanceof AppError) return undefined;
       throw error;

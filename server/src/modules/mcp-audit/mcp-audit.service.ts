@@ -1,5 +1,4 @@
 import type { Db } from '../../db/database.ts';
-import { outsideUnitOfWork } from '../../db/unit-of-work.ts';
 import type { Logger } from '../../logger.ts';
 import {
   countMcpAuthFailure,
@@ -35,8 +34,7 @@ export class McpExecutionRecorder {
   record(execution: McpExecutionInsert): void {
     this.buffer.push(execution);
     if (this.buffer.length >= MAX_BATCH) void this.flush();
-    // Batches hold many calls' records: never written inside the unit of work of the call that started the timer.
-    else this.timer ??= outsideUnitOfWork(() => setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS).unref());
+    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS).unref();
   }
 
   /** Write what is buffered now; resolves once it (and any earlier batch) is written. */
@@ -46,11 +44,9 @@ export class McpExecutionRecorder {
     const batch = this.buffer;
     this.buffer = [];
     if (batch.length > 0) {
-      this.writing = outsideUnitOfWork(() =>
-        this.writing.then(() =>
-          insertMcpExecutions(this.db, batch).catch((error: unknown) =>
-            this.logger.warn({ err: error, records: batch.length }, 'could not record MCP executions'),
-          ),
+      this.writing = this.writing.then(() =>
+        insertMcpExecutions(this.db, batch).catch((error: unknown) =>
+          this.logger.warn({ err: error, records: batch.length }, 'could not record MCP executions'),
         ),
       );
     }

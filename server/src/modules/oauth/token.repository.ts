@@ -1,7 +1,5 @@
 import { sql } from 'kysely';
 import { type Db, precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import { insideUnitOfWork } from '../../db/unit-of-work.ts';
-import { runStatement } from '../../db/statement-batch.ts';
 import { counterHits, type CounterHit, hitsInOrder } from '../rate-limit/rate-limit.repository.ts';
 import type { UserRole } from '../../db/tables.ts';
 
@@ -175,7 +173,7 @@ export async function findAccessTokenByHash(db: DbOrTrx, tokenHash: string): Pro
 export interface CountedAccessTokenLookup {
   /** Undefined when no token has this hash. */
   readonly record: AccessTokenRecord | undefined;
-  /** One per key, in the order of the keys. */
+  /** One per key, in the order of the keys; none when nothing was counted (`knownTokenOnly`). */
   readonly hits: CounterHit[];
 }
 
@@ -183,7 +181,7 @@ type CountedLookupRow = { readonly hitKey: string; readonly hitCount: number; re
   readonly [K in keyof AccessTokenRecord]: AccessTokenRecord[K] | null;
 };
 
-/** Every key of the record: the counted lookup names its columns so, as it runs outside Kysely's plugins. */
+/** Every key of the record: the counted lookup names them itself (`token.x as "x"`), camelCase as the caller reads them. */
 const RECORD_KEYS = [
   'tokenId',
   'grantId',
@@ -204,25 +202,28 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
   true;
 
 /**
- * Every REST request with a token both counts its rate-limit windows and
- * looks the token up: one statement does both (the counting is the
- * rate-limit module's own SQL, `counterHits`, as a CTE), so a request pays
- * one round trip and one pool connection for them. One row per key comes
- * back, the token's columns on each (null for an unknown token).
+ * Every REST request with a token, and every MCP tool call, both counts its
+ * rate-limit windows and looks the token up: one statement does both (the
+ * counting is the rate-limit module's own SQL, `counterHits`, as a CTE), so
+ * a request pays one round trip and one pool connection for them. One row
+ * per key comes back, the token's columns on each (null for an unknown
+ * token). With `knownTokenOnly`, an unknown token counts nothing and gets no
+ * row (MCP: a flood of random tokens writes no counters).
  *
  * Its commit does not wait for the WAL to reach disk (`synchronous_commit`
  * off for this statement's own transaction only): it writes nothing but
  * rate-limit counters, which a PostgreSQL crash may set back by the hits
  * of its last fraction of a second (up to 3 × `wal_writer_delay`, 600 ms by
  * default) without harm, and the flush was a disk wait on
- * every request. It always runs alone in its transaction, on a pool
- * connection (`runStatement` outside any transaction or unit of work), so
- * no other write shares the relaxed commit.
+ * every request. It always runs alone in its own implicit transaction on
+ * a pool handle (never a caller's transaction), so no other write shares
+ * the relaxed commit.
  */
 const countedAccessTokenLookup = precompiled(
-  3,
-  (db: DbOrTrx, tokenHash: string, keys: readonly string[], windowSecs: number) =>
-    sql<CountedLookupRow>`with hits as (${counterHits(keys, windowSecs)}), token as (${accessTokenSelect(db, tokenHash)})
+  4,
+  (db: DbOrTrx, tokenHash: string, keys: readonly string[], windowSecs: number, knownTokenOnly: boolean) =>
+    sql<CountedLookupRow>`with token as (${accessTokenSelect(db, tokenHash)}),
+      hits as (${counterHits(keys, windowSecs, sql<boolean>`(${knownTokenOnly}::boolean is false or exists (select from token))`)})
       select hits.key as "hitKey", hits.count as "hitCount", hits.reset_secs as "hitResetSecs",
         ${sql.join(RECORD_KEYS.map((key) => sql`${sql.ref(`token.${key}`)} as ${sql.raw(`"${key}"`)}`))}
       from hits left join token on true
@@ -230,18 +231,27 @@ const countedAccessTokenLookup = precompiled(
       ${preparedStatement('find_access_token_counting')}`.compile(db),
 );
 
+export interface TokenCounting {
+  readonly keys: readonly string[];
+  readonly windowSecs: number;
+  /** Count only when a token has this hash (none: every presented token counts). */
+  readonly knownTokenOnly?: boolean;
+}
+
 /** `findAccessTokenByHash` that also counts one hit against each of `keys` (at least one). */
 export async function findAccessTokenCountingHits(
   db: Db,
   tokenHash: string,
-  counting: { readonly keys: readonly string[]; readonly windowSecs: number },
+  counting: TokenCounting,
 ): Promise<CountedAccessTokenLookup> {
   if (counting.keys.length === 0) throw new Error('findAccessTokenCountingHits needs a key to count');
   // Its relaxed commit must not cover other writes (see countedAccessTokenLookup).
-  if (db.isTransaction || insideUnitOfWork())
-    throw new Error('the counted token lookup runs in a transaction of its own');
-  // Every REST request runs it: straight on a pool connection, no pass of Kysely's plugins over the rows.
-  const rows = await runStatement(db, countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs));
+  if (db.isTransaction) throw new Error('the counted token lookup runs in a transaction of its own');
+  const { rows } = await db.executeQuery(
+    countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs, counting.knownTokenOnly === true),
+  );
+  // No row: an unknown token that counted nothing.
+  if (rows.length === 0) return { record: undefined, hits: [] };
   const hits = hitsInOrder(
     counting.keys,
     rows.map((row) => ({ key: row.hitKey, count: row.hitCount, resetSecs: row.hitResetSecs })),

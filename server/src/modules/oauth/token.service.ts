@@ -55,17 +55,19 @@ export interface CountedTokenCheck {
 
 /**
  * `checkAccessToken` for a token given by its SHA-256, counting one hit
- * against each rate-limit bucket in the same statement (every bucket counts,
- * whatever the token is worth).
+ * against each rate-limit bucket in the same statement: every bucket counts,
+ * whatever the token is worth, unless `knownTokenOnly` (then an unknown
+ * token counts nothing, and no limits come back).
  */
 export async function checkAccessTokenCounting(
   db: Db,
   tokenHash: string,
-  windows: RateLimitsOptions,
+  windows: RateLimitsOptions & { readonly knownTokenOnly?: boolean },
 ): Promise<CountedTokenCheck> {
   const { record, hits } = await findAccessTokenCountingHits(db, tokenHash, {
     keys: windows.buckets.map((bucket) => bucket.key),
     windowSecs: windows.windowSecs,
+    knownTokenOnly: windows.knownTokenOnly === true,
   });
   return { check: tokenCheckOf(record), limits: rateLimitResultsOf(hits, windows.buckets) };
 }

@@ -28,11 +28,16 @@ export async function incrementCounter(db: DbOrTrx, key: string, windowSecs: num
  * both). It returns `key, count, reset_secs` per key. Rows are locked in key
  * order, so concurrent statements sharing keys cannot deadlock.
  */
-export function counterHits(keys: readonly string[], windowSecs: number): RawBuilder<CounterHit & { key: string }> {
+export function counterHits(
+  keys: readonly string[],
+  windowSecs: number,
+  /** Count only while this holds (e.g. on what an earlier CTE of the statement found). */
+  when: RawBuilder<boolean> = sql<boolean>`true`,
+): RawBuilder<CounterHit & { key: string }> {
   return sql<CounterHit & { key: string }>`
     insert into rate_limit_counters (key, count, window_started_at, expires_at)
     select key, 1, now(), now() + make_interval(secs => ${windowSecs})
-    from unnest(${keys}::text[]) as key order by key
+    from unnest(${keys}::text[]) as key where ${when} order by key
     on conflict (key) do update set
       count = case when rate_limit_counters.expires_at > now() then rate_limit_counters.count + 1 else 1 end,
       window_started_at = case

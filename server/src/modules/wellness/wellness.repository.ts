@@ -2,7 +2,6 @@ import { inDatePage } from '../../db/date-page.ts';
 import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import { runStatement } from '../../db/statement-batch.ts';
 import { recomputeRequestUpsert } from '../analytics/recompute.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
@@ -143,5 +142,7 @@ const listRecordsQuery = precompiled(
 
 /** Records in the window, oldest first; one more than `limit` tells the caller another page exists. */
 export async function listWellnessRecords(db: DbOrTrx, userId: string, window: DatePage): Promise<WellnessRecordRow[]> {
-  return runStatement(db, listRecordsQuery(db, userId, window.from, window.to, window.after ?? null, window.limit + 1));
+  return (
+    await db.executeQuery(listRecordsQuery(db, userId, window.from, window.to, window.after ?? null, window.limit + 1))
+  ).rows;
 }

@@ -104,7 +104,7 @@ export async function uploadFitWorkout(
   const localDate = localStart.date;
   const { summary } = activity;
 
-  const { id, created } = await deps.db.transaction().execute(async (trx) => {
+  const { id, created } = await inTransaction(deps.db, async (trx) => {
     const result = await upsertWorkout(
       trx,
       {
