@@ -103,7 +103,7 @@ import {
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
 import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
-import { BENCH_REPO, freePort } from './bench-checkout.ts';
+import { BENCH_REPO, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
 import {
   backfillLines,
   type BackfillFigures,
@@ -118,7 +118,8 @@ import {
 
 /** The checkout whose server is measured (PACER_BENCH_REPO); the reference server is always this one's. */
 const ROOT = BENCH_REPO;
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
+/** The reference server's flags: Node's defaults but for running a `.ts` file. */
+const REFERENCE_NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'];
 const MAIN = path.join(ROOT, 'server/src/main.ts');
 const REFERENCE_SERVER = path.join(import.meta.dirname, 'reference-server.ts');
 
@@ -352,7 +353,7 @@ function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: strin
   });
 }
 
-/** The Pacer server by default; `command` runs another script (the reference server) the same way. */
+/** The Pacer server by default (with `npm start`'s flags); `command.args` runs another script (the reference server). */
 function spawnServer(
   env: NodeJS.ProcessEnv,
   port: number,
@@ -360,8 +361,8 @@ function spawnServer(
 ): ServerProcess {
   if (interrupted) throw new Error('interrupted');
   const spawnedAt = performance.now();
-  const args = command.args ?? [MAIN, 'start'];
-  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...(command.nodeFlags ?? []), ...args], {
+  const [flags, args] = command.args ? [REFERENCE_NODE_FLAGS, command.args] : [PACER_NODE_FLAGS, [MAIN, 'start']];
+  const child: ChildProcess = spawn(process.execPath, [...flags, ...(command.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -476,7 +477,7 @@ function serverEnv(options: {
 function runCli<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> {
   return new Promise((resolve, reject) => {
     if (interrupted) throw new Error('interrupted');
-    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], {
+    const child = spawn(process.execPath, [...PACER_NODE_FLAGS, MAIN, ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
