@@ -6,11 +6,11 @@
  *
  * - wellness load: `users` athletes (one per connection) `POST /api/wellness`
  *   for dates in their last 60 days, closed loop. While Pacer serves it, a
- *   probe athlete of its own writes a distinctive `sleepSecs` about every
- *   `PROBE_EVERY_MS` and polls `GET /api/recovery` for that day until the
- *   sleep component shows it: the derived-data lag is the time from the
- *   write's answer to the first poll that shows it (resolution `PROBE_POLL_MS`),
- *   read only through the public API;
+ *   probe athlete of its own writes a distinctive `sleepSecs` every
+ *   `PROBE_EVERY_MS` and polls `GET /api/recovery` for its last week until
+ *   the sleep component shows each write: the derived-data lag is the time
+ *   from the write's answer to the first poll that shows it (resolution
+ *   `PROBE_POLL_MS`), read only through the public API;
  * - backfill: one fresh athlete per run writes `days` days, newest first, over
  *   `connections` connections, to the reference and to Pacer; after Pacer's
  *   last answer the bench reads every day's recovery (`GET /api/recovery`,
@@ -28,7 +28,7 @@ import { type HotpathRun, type HotpathServer, type HotpathUser, runLoad } from '
 const DAY_MS = 86_400_000;
 /** The load writes dates in the athletes' last 60 days (the issue's row). */
 const LOAD_WINDOW_DAYS = 60;
-/** The probe writes about this often, one write at a time. */
+/** The probe writes this often (or as soon as its previous write is answered, when that takes longer). */
 const PROBE_EVERY_MS = 300;
 const PROBE_POLL_MS = 50;
 /** A write not shown in the derived data within this is counted as unserved. */
@@ -140,44 +140,92 @@ async function getJson<T>(url: string, token: string): Promise<T> {
   return JSON.parse(text) as T;
 }
 
-/** One write at a time, each polled until its day's recovery shows it, until `running()` turns false. */
+interface ProbeWrite {
+  readonly date: string;
+  readonly sleepSecs: number;
+  answeredAt: number | undefined;
+  shownAt: number | undefined;
+}
+
+/**
+ * A write every PROBE_EVERY_MS while `running()` (each to one of the probe's
+ * last PROBE_DAYS days, in turn, with a sleep value of its own), and a poller
+ * that reads those days' recovery every PROBE_POLL_MS until every answered
+ * write is shown or SERVE_TIMEOUT_MS has passed since the last one. A day
+ * showing a write shows every earlier write to that day as well (it was
+ * computed from data that includes them).
+ */
 async function probeLag(server: HotpathServer, user: HotpathUser, running: () => boolean, first: number) {
-  const lags: number[] = [];
-  let writes = 0;
-  let unserved = 0;
+  const writes: ProbeWrite[] = [];
   let errors = 0;
   let firstError: string | undefined;
+  const fail = (error: unknown) => {
+    errors += 1;
+    firstError ??= String(error);
+  };
+  const pending = () => writes.filter((write) => write.answeredAt !== undefined && write.shownAt === undefined);
+  let writing = true;
+  const from = utcDate(-(PROBE_DAYS - 1));
+  const to = utcDate(0);
+  const poller = (async () => {
+    let lastAnswerAt = performance.now();
+    while (writing || (pending().length > 0 && performance.now() - lastAnswerAt < SERVE_TIMEOUT_MS)) {
+      if (pending().length > 0) {
+        try {
+          const page = await getJson<RecoveryPage>(`${server.url}/api/recovery?from=${from}&to=${to}`, user.token);
+          const seenAt = performance.now();
+          for (const item of page.items) {
+            const sameDay = writes.filter((write) => write.date === item.date);
+            const shown = sameDay.findIndex((write) => write.sleepSecs === item.components.sleep.value);
+            for (const write of sameDay.slice(0, shown + 1)) {
+              if (write.answeredAt !== undefined) write.shownAt ??= seenAt;
+            }
+          }
+        } catch (error) {
+          fail(error);
+        }
+      }
+      lastAnswerAt = Math.max(lastAnswerAt, ...writes.map((write) => write.answeredAt ?? 0));
+      await sleep(PROBE_POLL_MS);
+    }
+  })();
   for (let i = first; running(); i++) {
     const started = performance.now();
-    const date = utcDate(-(i % PROBE_DAYS));
-    const sleepSecs = 20_000 + i;
-    writes += 1;
+    const write: ProbeWrite = {
+      date: utcDate(-(i % PROBE_DAYS)),
+      sleepSecs: 20_000 + i,
+      answeredAt: undefined,
+      shownAt: undefined,
+    };
+    writes.push(write);
     try {
       const answer = await fetch(`${server.url}/api/wellness`, {
         method: 'POST',
         headers: headersOf(user.token),
-        body: JSON.stringify({ date, hrv: 50, restingHr: 50, sleepSecs }),
+        body: JSON.stringify({ date: write.date, hrv: 50, restingHr: 50, sleepSecs: write.sleepSecs }),
       });
       const body = await answer.text();
       if (answer.status !== 200 && answer.status !== 201)
         throw new Error(`probe POST /api/wellness answered ${answer.status}: ${body.slice(0, 300)}`);
-      const answeredAt = performance.now();
-      let shownAt: number | undefined;
-      while (shownAt === undefined && performance.now() - answeredAt < SERVE_TIMEOUT_MS) {
-        const page = await getJson<RecoveryPage>(`${server.url}/api/recovery?from=${date}&to=${date}`, user.token);
-        if (page.items[0]?.components.sleep.value === sleepSecs) shownAt = performance.now();
-        else await sleep(PROBE_POLL_MS);
-      }
-      if (shownAt === undefined) unserved += 1;
-      else lags.push(shownAt - answeredAt);
+      write.answeredAt = performance.now();
     } catch (error) {
-      errors += 1;
-      firstError ??= String(error);
+      fail(error);
     }
     const wait = started + PROBE_EVERY_MS - performance.now();
     if (wait > 0 && running()) await sleep(wait);
   }
-  return { lags, writes, unserved, errors, firstError };
+  writing = false;
+  await poller;
+  const answered = writes.filter((write) => write.answeredAt !== undefined);
+  return {
+    lags: answered.flatMap((write) =>
+      write.shownAt === undefined || write.answeredAt === undefined ? [] : [write.shownAt - write.answeredAt],
+    ),
+    writes: writes.length,
+    unserved: answered.filter((write) => write.shownAt === undefined).length,
+    errors,
+    firstError,
+  };
 }
 
 export async function runWellnessLoad(options: WellnessLoadOptions): Promise<LoadFigures> {
@@ -537,12 +585,19 @@ export function issueTableLines(figures: IssueFigures): string[] {
       spread(fit.tenHour.ratio),
       `(≥ ${FIGURE_TARGETS.uploadRatio})`,
     ]);
-    row(fit.idleRssMb <= FIGURE_TARGETS.idleRssMb && fit.concurrentRssMb <= FIGURE_TARGETS.concurrentRssMb, [
-      `RSS: idle / one 10-hour upload / ${fit.concurrency} concurrent 10-hour uploads`,
-      `${fit.idleRssMb} / ${fit.oneUploadRssMb} / ${fit.concurrentRssMb} MB`,
+    row(fit.idleRssMb <= FIGURE_TARGETS.idleRssMb, [
+      'RSS idle (after start-up and one request)',
+      `${fit.idleRssMb} MB`,
       '',
       '',
-      `≤ ${FIGURE_TARGETS.idleRssMb} / - / ≤ ${FIGURE_TARGETS.concurrentRssMb} MB`,
+      `≤ ${FIGURE_TARGETS.idleRssMb} MB`,
+    ]);
+    row(fit.concurrentRssMb <= FIGURE_TARGETS.concurrentRssMb, [
+      `RSS peak: one 10-hour upload / ${fit.concurrency} concurrent 10-hour uploads`,
+      `${fit.oneUploadRssMb} / ${fit.concurrentRssMb} MB`,
+      '',
+      '',
+      `- / ≤ ${FIGURE_TARGETS.concurrentRssMb} MB`,
     ]);
   }
   if (mcp) {
