@@ -10,10 +10,11 @@ import { sleep } from './bench-support.ts';
 export const BENCH_REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.join(import.meta.dirname, '../..'));
 
 const MAIN = path.join(BENCH_REPO, 'server/src/main.ts');
-/** The flags `npm start` and `npm run pacer` run the server with (package.json). */
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
+/** The flags `npm start` and `npm run pacer` of BENCH_REPO run the server with (its package.json). */
+export const NODE_FLAGS: readonly string[] = startNodeFlags(BENCH_REPO);
 
 export { freePort } from '../support/free-port.ts';
+import { startNodeFlags } from '../support/process.ts';
 
 /** `npm run pacer -- <args>` of BENCH_REPO: what it printed, or a rejection that quotes it. */
 export function runPacer(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {

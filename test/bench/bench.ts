@@ -36,12 +36,25 @@
  *    the same database, users and tokens (one per connection): POST /api/wellness
  *    and GET /api/wellness (30 days), rounds alternating reference and Pacer,
  *    req/s and p99 ratios Pacer/reference as min/median/max.
- * Then a human-readable summary, then one JSON line with every figure.
+ * 9. Issue 20's figures (figures-bench.ts), each on servers of their own in
+ *    the default deployment (role `all`, rate limits counted but never
+ *    reached) unless named, against the lean reference server in the same run,
+ *    `PACER_BENCH_ROUNDS` rounds alternating reference and Pacer:
+ *    `load`: 10 athletes POST /api/wellness (last 60 days), with the
+ *    derived-data lag of a probe athlete read through GET /api/recovery;
+ *    `load-api`: the same with PACER_ROLE=api; `backfill`: one athlete's
+ *    3 years newest first, and the time until its derived data is whole;
+ *    `fit`: a fresh server's idle RSS (after a warm-up request), then step 4's
+ *    uploads on it (upload vs plain decode, RSS of one and of 4 concurrent
+ *    10-hour uploads). The MCP row comes from step 6.
+ * Then a human-readable summary with the issue's table, then one JSON line
+ * with every figure.
  *
  * Knobs (environment): PACER_BENCH_DURATION (s, default 10),
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
- * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`; default all of them). Without `startup`
+ * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`,
+ * `load`, `load-api`, `backfill`, `fit`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
@@ -54,7 +67,10 @@
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
  * PACER_BENCH_CPU_PROF_DIR (step 8's Pacer server runs with `node --cpu-prof`
- * and writes its profile there when it stops).
+ * and writes its profile there when it stops),
+ * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
+ * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
+ * change; default this one; bench-checkout.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -86,11 +102,24 @@ import {
   runHotpathBench,
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
-import { latencyStats, type LatencyStats, round, sleep } from './bench-support.ts';
-import { freePort } from './bench-checkout.ts';
+import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
+import { BENCH_REPO, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
+import {
+  backfillLines,
+  type BackfillFigures,
+  type FitFigures,
+  issueTableLines,
+  type LoadFigures,
+  loadLines,
+  type McpFigures,
+  runBackfill,
+  runWellnessLoad,
+} from './figures-bench.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--conditions=pacer-source'];
+/** The checkout whose server is measured (PACER_BENCH_REPO); the reference server is always this one's. */
+const ROOT = BENCH_REPO;
+/** The reference server's flags: Node's defaults but for running a `.ts` file. */
+const REFERENCE_NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'];
 const MAIN = path.join(ROOT, 'server/src/main.ts');
 const REFERENCE_SERVER = path.join(import.meta.dirname, 'reference-server.ts');
 
@@ -115,10 +144,28 @@ const HOTPATH_ROUTE_KEYS = ((): readonly HotpathRouteKey[] => {
   return keys as HotpathRouteKey[];
 })();
 const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
+const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
+/** Athletes of step 9's wellness load: one per connection. */
+const LOAD_USERS = 10;
 /** Users the lag run of step 7 spreads its writes over. */
 const ANALYTICS_LAG_USERS = 20;
 const UPLOAD_CONCURRENCY = 4;
-const SECTIONS = ['startup', 'wellness', 'oauth', 'uploads', 'webhooks', 'mcp', 'analytics', 'hotpath'] as const;
+const SECTIONS = [
+  'startup',
+  'wellness',
+  'oauth',
+  'uploads',
+  'webhooks',
+  'mcp',
+  'analytics',
+  'hotpath',
+  'load',
+  'load-api',
+  'backfill',
+  'fit',
+] as const;
+/** The sections measured on the throughput server of steps 2-5. */
+const THROUGHPUT_SECTIONS: readonly Section[] = ['wellness', 'oauth', 'uploads', 'webhooks'];
 type Section = (typeof SECTIONS)[number];
 const ONLY = ((): ReadonlySet<Section> => {
   try {
@@ -307,7 +354,7 @@ function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: strin
   });
 }
 
-/** The Pacer server by default; `command` runs another script (the reference server) the same way. */
+/** The Pacer server by default (with `npm start`'s flags); `command.args` runs another script (the reference server). */
 function spawnServer(
   env: NodeJS.ProcessEnv,
   port: number,
@@ -315,8 +362,8 @@ function spawnServer(
 ): ServerProcess {
   if (interrupted) throw new Error('interrupted');
   const spawnedAt = performance.now();
-  const args = command.args ?? [MAIN, 'start'];
-  const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...(command.nodeFlags ?? []), ...args], {
+  const [flags, args] = command.args ? [REFERENCE_NODE_FLAGS, command.args] : [PACER_NODE_FLAGS, [MAIN, 'start']];
+  const child: ChildProcess = spawn(process.execPath, [...flags, ...(command.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -431,7 +478,7 @@ function serverEnv(options: {
 function runCli<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> {
   return new Promise((resolve, reject) => {
     if (interrupted) throw new Error('interrupted');
-    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], {
+    const child = spawn(process.execPath, [...PACER_NODE_FLAGS, MAIN, ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -803,21 +850,13 @@ async function main(): Promise<void> {
   } else {
     log(`\n[1] startup: skipped (PACER_BENCH_ONLY=${[...ONLY].join(',')})`);
   }
-  if (
-    !ONLY.has('wellness') &&
-    !ONLY.has('oauth') &&
-    !ONLY.has('uploads') &&
-    !ONLY.has('webhooks') &&
-    !ONLY.has('mcp') &&
-    !ONLY.has('analytics') &&
-    !ONLY.has('hotpath')
-  ) {
-    log('\nno section on the throughput server selected');
+  if (![...ONLY].some((section) => section !== 'startup')) {
+    log('\nno section on a server selected');
     printSummary(log, { empty, existing });
     return;
   }
 
-  // 2. Throughput.
+  // 2.-9. On one PostgreSQL.
   let databaseUrl: string | undefined;
   if (externalUrl) {
     const name = `pacer_bench_${randomBytes(6).toString('hex')}`;
@@ -833,11 +872,58 @@ async function main(): Promise<void> {
     url.pathname = `/${name}`;
     databaseUrl = url.toString();
   }
+  let throughput: Partial<ThroughputFigures> = {};
+  if (THROUGHPUT_SECTIONS.some((section) => ONLY.has(section)))
+    throughput = await runThroughputSections(log, { dataDir, databaseUrl, startupRan: empty !== undefined });
+
+  let mcpRun: McpBenchResult | undefined;
+  if (ONLY.has('mcp')) mcpRun = await runMcpSection(log, { dataDir, databaseUrl });
+  let analyticsRun: AnalyticsBenchResult | undefined;
+  if (ONLY.has('analytics')) analyticsRun = await runAnalyticsSection(log, { dataDir, databaseUrl });
+  let hotpathRun: HotpathBenchResult | undefined;
+  if (ONLY.has('hotpath')) hotpathRun = await runHotpathSection(log, { dataDir, databaseUrl });
+  const where = { dataDir, databaseUrl };
+  const load = ONLY.has('load') ? await runLoadSection(log, where, 'all') : undefined;
+  const loadApi = ONLY.has('load-api') ? await runLoadSection(log, where, 'api') : undefined;
+  const backfill = ONLY.has('backfill') ? await runBackfillSection(log, where) : undefined;
+  const fit = ONLY.has('fit') ? await runFitSection(log, where) : undefined;
+
+  printSummary(log, {
+    empty,
+    existing,
+    databaseUrl,
+    ...throughput,
+    mcpRun,
+    analyticsRun,
+    hotpathRun,
+    load,
+    loadApi,
+    backfill,
+    fit,
+  });
+}
+
+interface ThroughputFigures {
+  readonly httpRun: HttpResult | undefined;
+  readonly pgRun: PgResult | undefined;
+  readonly oauthRun: OAuthBenchResult | undefined;
+  readonly uploadRun: UploadBenchResult | undefined;
+  readonly webhookRun: WebhookBenchResult | undefined;
+  readonly readyMs: number;
+  readonly stopMs: number;
+}
+
+/** 2-5 on one server (the throughput server), then stopped. */
+async function runThroughputSections(
+  log: (line: string) => void,
+  options: { dataDir: string; databaseUrl: string | undefined; startupRan: boolean },
+): Promise<ThroughputFigures> {
+  const { dataDir, databaseUrl } = options;
   const port = await freePort();
   const env = serverEnv({ port, dataDir, databaseUrl, logLevel: 'warn' });
   const where = databaseUrl
     ? `DATABASE_URL ${redactUrl(databaseUrl)} (fresh database)`
-    : empty
+    : options.startupRan
       ? 'the embedded PostgreSQL from step 1'
       : `an embedded PostgreSQL in ${dataDir} (step 1 skipped: this start initialises it)`;
   log(ONLY.has('wellness') ? `\n[2] throughput on ${where}` : `\n[2] wellness: skipped; server on ${where}`);
@@ -917,63 +1003,7 @@ async function main(): Promise<void> {
       log(
         `    bench server env: PACER_MAX_UPLOAD_BYTES=${BENCH_MAX_UPLOAD_BYTES}, PACER_RATE_LIMIT_UPLOADS_PER_MINUTE=${BENCH_UPLOADS_PER_MINUTE} (no 413/429 from the limits)`,
       );
-      // One user per concurrent loop: the server decodes one file per user at a time (a second one is a 429).
-      const uploadToken = (userEmail: string) =>
-        runCli<{ access_token: string }>(env, [
-          'token:create',
-          '--email',
-          userEmail,
-          '--scope',
-          'workout:write profile:read',
-          '--expires-in',
-          '7200',
-          '--json',
-        ]);
-      const uploadTokens = [(await uploadToken(email)).access_token];
-      while (uploadTokens.length < UPLOAD_CONCURRENCY) {
-        const other = await createBenchUser(env, `bench-upload-${uploadTokens.length}`);
-        uploadTokens.push((await uploadToken(other.email)).access_token);
-      }
-      log(`    ${UPLOAD_CONCURRENCY} users with a workout:write token each (the concurrent loops are one per user)`);
-      log(
-        `    every upload is distinct bytes (fixture serial number varied, CRC recomputed): each one a create; ${UPLOAD_RUNS} sequential runs per file after 2 warm-up runs`,
-      );
-      uploadRun = await runUploadBench({
-        serverUrl: server.url,
-        serverPid: server.pid,
-        tokens: uploadTokens,
-        repetitions: UPLOAD_RUNS,
-        concurrency: UPLOAD_CONCURRENCY,
-        durationS: DURATION_S,
-        warmupS: WARMUP_S,
-        profileRate: PROFILE_RATE,
-        interrupted: () => interrupted,
-      });
-      for (const [label, run] of [
-        ['1-hour ', uploadRun.oneHour],
-        ['10-hour', uploadRun.tenHour],
-      ] as const) {
-        log(
-          `    ${label} ride (${run.fileBytes} bytes): upload ${run.uploadMBps} MB/s (p50 ${run.uploadMs.p50} ms, max ${run.uploadMs.max} ms), plain decode ${run.decodeMBps} MB/s (p50 ${run.decodeMs.p50} ms), decode + summary ${run.decodeSummaryMs.p50} ms; ratio ${run.ratio}`,
-        );
-      }
-      const single = uploadRun.singleTenHourMemory;
-      log(
-        `    server RSS before the first upload ${uploadRun.serverIdleRssMb} MB; over the sequential 10-hour uploads: baseline ${single.baselineRssMb} MB, peak sampled ${single.peakSampledRssMb} MB, VmHWM ${single.hwmMb} MB${single.hwmReset ? '' : ' (since process start: clear_refs failed)'}`,
-      );
-      log(
-        `    GET /api/profile idle, ${uploadRun.profileIdle.rate}/s for ${WARMUP_S} s: p50 ${uploadRun.profileIdle.p50} ms, p99 ${uploadRun.profileIdle.p99} ms, errors ${uploadRun.profileIdle.errors}`,
-      );
-      const c = uploadRun.concurrent;
-      log(
-        `    ${c.concurrency} loops of 10-hour uploads for ${c.windowS} s: ${c.completedInWindow} done in the window (${c.completed} in all), ${c.aggregateMBps} MB/s together, upload p50 ${c.uploadMs.p50} ms, p99 ${c.uploadMs.p99} ms`,
-      );
-      log(
-        `      GET /api/profile meanwhile, ${c.profile.rate}/s: ${c.profile.count} answers, p50 ${c.profile.p50} ms, p99 ${c.profile.p99} ms, max ${c.profile.max} ms, errors ${c.profile.errors}`,
-      );
-      log(
-        `      server RSS: baseline ${c.memory.baselineRssMb} MB, peak sampled ${c.memory.peakSampledRssMb} MB (${c.memory.samples} samples, longest gap ${c.memory.maxSampleGapMs} ms), VmHWM ${c.memory.hwmMb} MB`,
-      );
+      uploadRun = await uploadsOn(log, server, env, email);
     }
 
     if (ONLY.has('webhooks')) {
@@ -1009,29 +1039,78 @@ async function main(): Promise<void> {
     await pool.end();
   }
   const stopMs = await server.stop();
+  return { httpRun, pgRun, oauthRun, uploadRun, webhookRun, readyMs, stopMs };
+}
 
-  let mcpRun: McpBenchResult | undefined;
-  if (ONLY.has('mcp')) mcpRun = await runMcpSection(log, { dataDir, databaseUrl });
-  let analyticsRun: AnalyticsBenchResult | undefined;
-  if (ONLY.has('analytics')) analyticsRun = await runAnalyticsSection(log, { dataDir, databaseUrl });
-  let hotpathRun: HotpathBenchResult | undefined;
-  if (ONLY.has('hotpath')) hotpathRun = await runHotpathSection(log, { dataDir, databaseUrl });
-
-  printSummary(log, {
-    empty,
-    existing,
-    databaseUrl,
-    httpRun,
-    pgRun,
-    oauthRun,
-    uploadRun,
-    webhookRun,
-    mcpRun,
-    analyticsRun,
-    hotpathRun,
-    readyMs,
-    stopMs,
+/**
+ * Step 4's uploads on `server`: `UPLOAD_CONCURRENCY` users with a
+ * `workout:write profile:read` token each (the first one `firstEmail`'s, when
+ * given), then runUploadBench and its lines.
+ */
+async function uploadsOn(
+  log: (line: string) => void,
+  server: ServerProcess,
+  env: NodeJS.ProcessEnv,
+  firstEmail: string | undefined,
+): Promise<UploadBenchResult> {
+  // One user per concurrent loop: the server decodes one file per user at a time (a second one is a 429).
+  const uploadToken = (userEmail: string) =>
+    runCli<{ access_token: string }>(env, [
+      'token:create',
+      '--email',
+      userEmail,
+      '--scope',
+      'workout:write profile:read',
+      '--expires-in',
+      '7200',
+      '--json',
+    ]);
+  const uploadTokens: string[] = firstEmail === undefined ? [] : [(await uploadToken(firstEmail)).access_token];
+  while (uploadTokens.length < UPLOAD_CONCURRENCY) {
+    const other = await createBenchUser(env, `bench-upload-${uploadTokens.length}`);
+    uploadTokens.push((await uploadToken(other.email)).access_token);
+  }
+  log(`    ${UPLOAD_CONCURRENCY} users with a workout:write token each (the concurrent loops are one per user)`);
+  log(
+    `    every upload is distinct bytes (fixture serial number varied, CRC recomputed): each one a create; ${UPLOAD_RUNS} sequential runs per file after 2 warm-up runs`,
+  );
+  const uploadRun = await runUploadBench({
+    serverUrl: server.url,
+    serverPid: server.pid,
+    tokens: uploadTokens,
+    repetitions: UPLOAD_RUNS,
+    concurrency: UPLOAD_CONCURRENCY,
+    durationS: DURATION_S,
+    warmupS: WARMUP_S,
+    profileRate: PROFILE_RATE,
+    interrupted: () => interrupted,
   });
+  for (const [label, run] of [
+    ['1-hour ', uploadRun.oneHour],
+    ['10-hour', uploadRun.tenHour],
+  ] as const) {
+    log(
+      `    ${label} ride (${run.fileBytes} bytes): upload ${run.uploadMBps} MB/s (p50 ${run.uploadMs.p50} ms, max ${run.uploadMs.max} ms), plain decode ${run.decodeMBps} MB/s (p50 ${run.decodeMs.p50} ms), decode + summary ${run.decodeSummaryMs.p50} ms; ratio ${run.ratio} (per run: min ${run.ratioPerRun.min}, median ${run.ratioPerRun.median}, max ${run.ratioPerRun.max})`,
+    );
+  }
+  const single = uploadRun.singleTenHourMemory;
+  log(
+    `    server RSS before the first upload ${uploadRun.serverIdleRssMb} MB; over the sequential 10-hour uploads: baseline ${single.baselineRssMb} MB, peak sampled ${single.peakSampledRssMb} MB, VmHWM ${single.hwmMb} MB${single.hwmReset ? '' : ' (since process start: clear_refs failed)'}`,
+  );
+  log(
+    `    GET /api/profile idle, ${uploadRun.profileIdle.rate}/s for ${WARMUP_S} s: p50 ${uploadRun.profileIdle.p50} ms, p99 ${uploadRun.profileIdle.p99} ms, errors ${uploadRun.profileIdle.errors}`,
+  );
+  const c = uploadRun.concurrent;
+  log(
+    `    ${c.concurrency} loops of 10-hour uploads for ${c.windowS} s: ${c.completedInWindow} done in the window (${c.completed} in all), ${c.aggregateMBps} MB/s together, upload p50 ${c.uploadMs.p50} ms, p99 ${c.uploadMs.p99} ms`,
+  );
+  log(
+    `      GET /api/profile meanwhile, ${c.profile.rate}/s: ${c.profile.count} answers, p50 ${c.profile.p50} ms, p99 ${c.profile.p99} ms, max ${c.profile.max} ms, errors ${c.profile.errors}`,
+  );
+  log(
+    `      server RSS: baseline ${c.memory.baselineRssMb} MB, peak sampled ${c.memory.peakSampledRssMb} MB (${c.memory.samples} samples, longest gap ${c.memory.maxSampleGapMs} ms), VmHWM ${c.memory.hwmMb} MB`,
+  );
+  return uploadRun;
 }
 
 /** 6. MCP on a server of its own (the limits of steps 2-5 stay as they were), then stopped. */
@@ -1249,6 +1328,163 @@ async function runHotpathSection(
   }
 }
 
+/** Pacer from BENCH_REPO in `role` and the lean reference server on the same database, both stopped after `run`. */
+async function withPacerAndReference<T>(
+  where: { dataDir: string; databaseUrl: string | undefined },
+  role: 'all' | 'api',
+  run: (servers: { pacer: ServerProcess; reference: ServerProcess; env: NodeJS.ProcessEnv }) => Promise<T>,
+): Promise<T> {
+  const port = await freePort();
+  // An operator's settings: log level info, the rate limits counted (raised so the bench never reaches them).
+  const env: NodeJS.ProcessEnv = { ...serverEnv({ port, ...where, logLevel: 'info' }), PACER_ROLE: role };
+  const pacer = spawnServer(env, port);
+  let reference: ServerProcess | undefined;
+  try {
+    await waitReady(pacer);
+    const referencePort = await freePort();
+    reference = spawnServer(
+      {
+        PATH: process.env['PATH'],
+        DATABASE_URL: where.databaseUrl ?? embeddedUrl(where.dataDir),
+        PORT: String(referencePort),
+        BASE_URL: `http://127.0.0.1:${port}`,
+        RATE_LIMIT_PER_MINUTE: env['PACER_RATE_LIMIT_PER_MINUTE'],
+        RATE_LIMIT_IP_PER_MINUTE: env['PACER_RATE_LIMIT_IP_PER_MINUTE'],
+      },
+      referencePort,
+      { args: [REFERENCE_SERVER] },
+    );
+    await waitReady(reference);
+    return await run({ pacer, reference, env });
+  } catch (error) {
+    const exited = [pacer, reference].find((server) => server?.exited());
+    if (!exited) throw error;
+    throw new Error(`a server exited during the section:\n${exited.tail.join('\n')}`, { cause: error });
+  } finally {
+    await reference?.stop();
+    await pacer.stop();
+  }
+}
+
+/** 9. `load` / `load-api`: 10 athletes writing their last 60 days, Pacer in `role` against the reference. */
+async function runLoadSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+  role: 'all' | 'api',
+): Promise<LoadFigures> {
+  log(
+    `\n[9] ${role === 'all' ? 'load' : 'load-api'}: ${LOAD_USERS} athletes POST /api/wellness (last 60 days), PACER_ROLE=${role}, against the lean reference; ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s after ${WARMUP_S} s warm-ups`,
+  );
+  return withPacerAndReference(where, role, async ({ pacer, reference, env }) => {
+    const users = await inTurns(LOAD_USERS, 4, () => createBenchUser(env, 'bench-load'));
+    // Role api computes no derived data: there is no lag to probe.
+    const probeUser = role === 'all' ? await createBenchUser(env, 'bench-probe') : undefined;
+    log(
+      `    Pacer pid ${pacer.pid} (log level info, rate limits counted), reference pid ${reference.pid}; ${users.length} athletes, one per connection${probeUser ? ', and a probe athlete for the lag' : ''}`,
+    );
+    const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
+    try {
+      const figures = await runWellnessLoad({
+        pacer: { url: pacer.url, pid: pacer.pid },
+        reference: { url: reference.url, pid: reference.pid },
+        users,
+        probeUser,
+        pool,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        warmupS: WARMUP_S,
+        rounds: HOTPATH_ROUNDS,
+        interrupted: () => interrupted,
+      });
+      for (const line of loadLines(figures)) log(line);
+      return figures;
+    } finally {
+      await pool.end();
+    }
+  });
+}
+
+/** 9. `backfill`: one athlete's BACKFILL_DAYS days, newest first, on each server; then until Pacer's derived data is whole. */
+async function runBackfillSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<BackfillFigures> {
+  log(
+    `\n[9] backfill: one athlete's ${BACKFILL_DAYS} days, newest first, ${CONNECTIONS} connections, PACER_ROLE=all, against the lean reference; a fresh athlete per run, ${HOTPATH_ROUNDS} rounds`,
+  );
+  return withPacerAndReference(where, 'all', async ({ pacer, reference, env }) => {
+    const figures = await runBackfill({
+      pacer: { url: pacer.url, pid: pacer.pid },
+      reference: { url: reference.url, pid: reference.pid },
+      newUser: () => createBenchUser(env, 'bench-backfill'),
+      days: BACKFILL_DAYS,
+      connections: CONNECTIONS,
+      rounds: HOTPATH_ROUNDS,
+      interrupted: () => interrupted,
+    });
+    for (const line of backfillLines(figures)) log(line);
+    return figures;
+  });
+}
+
+function vmRssMb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? round(Number(match[1]) / 1024, 1) : Number.NaN;
+}
+
+/** 9. `fit`: a fresh server (role all): RSS idle after one request, then step 4's uploads on it. */
+async function runFitSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<FitFigures> {
+  log(`\n[9] fit: a fresh server (PACER_ROLE=all): idle RSS, then FIT uploads (as step 4)`);
+  const port = await freePort();
+  const env = serverEnv({ port, ...where, logLevel: 'info' });
+  const server = spawnServer(env, port);
+  try {
+    await waitReady(server);
+    const user = await createBenchUser(env, 'bench-fit');
+    const warmUp = await fetch(`${server.url}/api/wellness`, { headers: { authorization: `Bearer ${user.token}` } });
+    await warmUp.arrayBuffer();
+    if (warmUp.status !== 200) throw new Error(`the warm-up GET /api/wellness answered ${warmUp.status}`);
+    // What the process holds once start-up's garbage is collectable: a moment after the first answer.
+    await sleep(2000);
+    const idleRssMb = vmRssMb(server.pid);
+    log(`    server pid ${server.pid}: RSS ${idleRssMb} MB idle (after start-up and one GET /api/wellness)`);
+    const run = await uploadsOn(log, server, env, user.email);
+    const peak = (memory: UploadBenchResult['singleTenHourMemory']) => Math.max(memory.hwmMb, memory.peakSampledRssMb);
+    const row = (result: UploadBenchResult['oneHour']) => ({
+      uploadMs: result.uploadMs.p50,
+      decodeMs: result.decodeMs.p50,
+      ratio: result.ratioPerRun,
+    });
+    return {
+      oneHour: row(run.oneHour),
+      tenHour: row(run.tenHour),
+      idleRssMb,
+      oneUploadRssMb: peak(run.singleTenHourMemory),
+      concurrentRssMb: peak(run.concurrent.memory),
+      concurrency: run.concurrent.concurrency,
+    };
+  } catch (error) {
+    if (!server.exited()) throw error;
+    throw new Error(`the fit server exited during the section:\n${server.tail.join('\n')}`, { cause: error });
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The MCP row of the issue's table: get_profile calls/s over REST's, per round of step 6. */
+function mcpFiguresOf(run: McpBenchResult): McpFigures {
+  const median = (values: readonly number[]) => spreadOf(values).median;
+  return {
+    restPerSec: median(run.rounds.map((entry) => entry.rest.perSec)),
+    mcpPerSec: median(run.rounds.map((entry) => entry.mcp.perSec)),
+    ratio: spreadOf(run.rounds.map((entry) => round(entry.mcp.perSec / Math.max(entry.rest.perSec, 1e-9), 3))),
+    clients: run.clients,
+  };
+}
+
 interface Figures {
   readonly empty: StartupRun | undefined;
   readonly existing: StartupRun | undefined;
@@ -1261,8 +1497,12 @@ interface Figures {
   readonly mcpRun?: McpBenchResult | undefined;
   readonly analyticsRun?: AnalyticsBenchResult | undefined;
   readonly hotpathRun?: HotpathBenchResult | undefined;
-  readonly readyMs?: number;
-  readonly stopMs?: number;
+  readonly load?: LoadFigures | undefined;
+  readonly loadApi?: LoadFigures | undefined;
+  readonly backfill?: BackfillFigures | undefined;
+  readonly fit?: FitFigures | undefined;
+  readonly readyMs?: number | undefined;
+  readonly stopMs?: number | undefined;
 }
 
 /** 3. Summary (the sections that ran), then the JSON line. */
@@ -1367,6 +1607,14 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
     );
   }
   if (hotpathRun) lines.push(...hotpathSummaryLines(hotpathRun));
+  const issue = {
+    load: figures.load,
+    loadApi: figures.loadApi,
+    backfill: figures.backfill,
+    fit: figures.fit,
+    mcp: mcpRun ? mcpFiguresOf(mcpRun) : undefined,
+  };
+  if (Object.values(issue).some((value) => value !== undefined)) lines.push(...issueTableLines(issue));
   lines.push('=====================================================================================');
   log(lines.join('\n'));
 
@@ -1399,6 +1647,7 @@ function printSummary(log: (line: string) => void, figures: Figures): void {
       mcp: mcpRun,
       analytics: analyticsRun,
       hotpath: hotpathRun,
+      issue20: issue,
       ratio,
       targets: {
         emptyStartup: empty ? empty.readyMs < TARGETS.emptyStartupMs : undefined,

@@ -109,6 +109,15 @@ interface Route {
   readonly request: (token: string) => autocannon.Request;
 }
 
+/** What one closed-loop run needs: connection i sends `request(users[i mod n].token)`. */
+export interface LoadOptions {
+  readonly users: readonly HotpathUser[];
+  /** A pool on the bench database, for the CPU of its backends. */
+  readonly pool: pg.Pool;
+  readonly connections: number;
+  readonly interrupted: () => boolean;
+}
+
 async function seedGetWindow(pool: pg.Pool, userId: string): Promise<void> {
   await pool.query(
     `insert into wellness (user_id, date, hrv, resting_hr, sleep_secs, weight, mood, comments)
@@ -165,17 +174,17 @@ function cpuMsPer(before: CpuSnapshot | undefined, after: CpuSnapshot | undefine
   };
 }
 
-async function load(
-  options: HotpathBenchOptions,
+/** `durationS` of autocannon against `server`, one instance per connection so each keeps its user's token. */
+export async function runLoad(
+  options: LoadOptions,
   server: HotpathServer,
-  route: Route,
+  request: (token: string) => autocannon.Request,
   durationS: number,
 ): Promise<HotpathRun> {
   const samples: number[] = [];
   const statusCodes: Record<string, number> = {};
   const before = await cpuSnapshot({ pool: options.pool, serverPid: server.pid });
   const started = performance.now();
-  // One autocannon instance per connection, so each connection keeps its user's token.
   const runs = Array.from({ length: options.connections }, (_, index) => {
     const user = options.users[index % options.users.length] as HotpathUser;
     let finish: (result: autocannon.Result) => void = () => undefined;
@@ -191,7 +200,7 @@ async function load(
         pipelining: 1,
         duration: durationS,
         timeout: 10,
-        requests: [route.request(user.token)],
+        requests: [request(user.token)],
       },
       (error: unknown, result: autocannon.Result) => (error ? fail(error) : finish(result)),
     );
@@ -219,12 +228,12 @@ async function load(
 }
 
 async function measureRoute(options: HotpathBenchOptions, route: Route): Promise<HotpathRoute> {
-  await load(options, options.reference, route, options.warmupS);
-  await load(options, options.pacer, route, options.warmupS);
+  await runLoad(options, options.reference, route.request, options.warmupS);
+  await runLoad(options, options.pacer, route.request, options.warmupS);
   const rounds: HotpathRound[] = [];
   for (let index = 0; index < options.rounds && !options.interrupted(); index++) {
-    const reference = await load(options, options.reference, route, options.durationS);
-    const pacer = await load(options, options.pacer, route, options.durationS);
+    const reference = await runLoad(options, options.reference, route.request, options.durationS);
+    const pacer = await runLoad(options, options.pacer, route.request, options.durationS);
     rounds.push({
       reference,
       pacer,

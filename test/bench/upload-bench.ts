@@ -21,6 +21,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { decodeFitActivity, LEAN_READ } from '../../server/src/modules/workouts/fit-activity.ts';
 import { oneHourRide, tenHourRide } from '../support/fit-fixtures.ts';
+import { type Spread, spreadOf } from './bench-support.ts';
 
 export interface UploadBenchOptions {
   readonly serverUrl: string;
@@ -66,6 +67,8 @@ export interface SequentialResult {
   readonly decodeSummaryMs: LatencySummary;
   /** uploadMBps / decodeMBps (medians). */
   readonly ratio: number;
+  /** Plain decode over upload of each run (decode and upload of the same bytes, one after the other). */
+  readonly ratioPerRun: Spread;
 }
 
 export interface MemoryResult {
@@ -289,6 +292,7 @@ async function sequential(options: UploadBenchOptions, template: Template, label
     decodeMBps: mbps(decode50.p50),
     decodeSummaryMs: summarize(decodeSummaryMs),
     ratio: decode50.p50 > 0 ? round(decode50.p50 / upload50.p50, 3) : 0,
+    ratioPerRun: spreadOf(uploadMs.map((ms, run) => round((decodeMs[run] ?? 0) / ms, 3))),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   type WorkoutStreams,
 } from '@pacer/client-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import type { User } from '../../server/src/db/tables.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import {
@@ -176,6 +177,15 @@ describe('POST /api/workouts/upload-fit', () => {
     const lapDistance = rideWorkout.laps.reduce((sum, lap) => sum + (lap.distanceMeters ?? 0), 0);
     expect(lapDistance).toBeCloseTo(expected.distanceMeters, 1);
     expect(rideWorkout.laps[0]?.normalizedPower).toBeGreaterThan(200);
+  });
+
+  it('stores the original file compressed with lz4 where PostgreSQL has it (pglz would store it uncompressed)', async () => {
+    const { rows } = await sql<{ lz4: boolean; compression: string | null }>`
+      SELECT 'lz4' = ANY (s.enumvals) AS lz4, pg_column_compression(f.bytes) AS compression
+      FROM workout_files f, pg_settings s
+      WHERE f.workout_id = ${rideWorkout.id} AND s.name = 'default_toast_compression'`.execute(server.db);
+    const [row] = rows;
+    expect(row?.compression).toBe(row?.lz4 ? 'lz4' : null);
   });
 
   it('answers the same bytes again with 200, the same workout id, and the new name and metadata', async () => {

@@ -1,16 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cp, mkdir, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** How `npm start` / `npm run pacer` run the server entry point. */
-export const PACER_NODE_ARGS = [
-  '--experimental-strip-types',
-  '--disable-warning=ExperimentalWarning',
-  '--conditions=pacer-source',
-  path.join(ROOT, 'server/src/main.ts'),
-];
+/** How `npm start` / `npm run pacer` run the server entry point: the node flags of package.json's `start`. */
+export const PACER_NODE_ARGS = [...startNodeFlags(ROOT), path.join(ROOT, 'server/src/main.ts')];
+
+/** The `--` flags of the `start` script in `checkout`'s package.json (`node <flags> server/src/main.ts start`). */
+export function startNodeFlags(checkout: string): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const start = manifest.scripts['start'];
+  if (start === undefined) throw new Error(`${checkout}/package.json has no start script`);
+  return start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
 
 export interface CommandResult {
   readonly code: number | null;

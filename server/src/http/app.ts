@@ -37,7 +37,7 @@ import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { configureCsrf } from './pages/csrf.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
-import { docsHandlers } from './docs.ts';
+import { docsHandler } from './docs.ts';
 import { requestContext } from './request-context.ts';
 import { requestDeadline } from './timeouts.ts';
 import { checkingResponses } from './response-check.ts';
@@ -78,11 +78,13 @@ export function createApp(appDeps: AppDeps): Express {
   app.use(requestDeadline(deps.config));
   app.use(healthRoutes(deps));
   mountRestApi(app, deps);
-  const openApi = servedOpenApiDocument(deps.config.baseUrl);
+  // Built on the first request for it (several MB of heap an API process serving only /api never needs).
+  let openApi: object | undefined;
+  const openApiDocument = () => (openApi ??= servedOpenApiDocument(deps.config.baseUrl));
   app.get('/openapi.json', (_req, res) => {
-    res.json(openApi);
+    res.json(openApiDocument());
   });
-  app.use('/docs', docsHandlers(openApi));
+  app.use('/docs', docsHandler(openApiDocument));
   app.use(discoveryRouter(deps));
   // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
   if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import { type RequestHandler, Router } from 'express';
 import swaggerUi, { type SwaggerUiOptions } from 'swagger-ui-express';
 
 const SWAGGER_OPTIONS: SwaggerUiOptions = { customSiteTitle: 'Pacer API' };
@@ -46,8 +46,20 @@ export function docsContentSecurityPolicy(html: string): string {
   ].join('; ');
 }
 
-/** `/docs`: Swagger UI over the served OpenAPI document, with its security headers. */
-export function docsHandlers(openApi: object): RequestHandler[] {
+/**
+ * `/docs`: Swagger UI over the served OpenAPI document, with its security
+ * headers. Set up on the first request, with the document `openApi` gives
+ * then: an API process that never serves the page keeps neither.
+ */
+export function docsHandler(openApi: () => object): RequestHandler {
+  let router: Router | undefined;
+  return (req, res, next) => {
+    router ??= Router().use(docsHandlers(openApi()));
+    router(req, res, next);
+  };
+}
+
+function docsHandlers(openApi: object): RequestHandler[] {
   const policy = docsContentSecurityPolicy(swaggerUi.generateHTML(openApi, SWAGGER_OPTIONS));
   const securityHeaders: RequestHandler = (_req, res, next) => {
     res.setHeader('Content-Security-Policy', policy);

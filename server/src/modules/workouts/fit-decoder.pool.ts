@@ -9,11 +9,14 @@ import type { FitDecodeOptions, FitDecodeOutcome, FitStreamsOutcome } from './fi
  * (`os.availableParallelism()`) but one, which is left to the event loop
  * (and a local PostgreSQL): with a worker on every CPU, concurrent uploads
  * starve the requests the workers exist to protect (`npm run bench`,
- * uploads: GET /api/profile p99 while 4 uploads run). Started on first use;
- * tasks beyond that wait in a queue, which this pool does not bound: its
- * callers do (fit-decode-queue.ts admits files by count, bytes and user
- * before they are read). Workers are `unref()`ed: an idle pool never keeps
- * the process alive, so it needs no shutdown hook.
+ * uploads: GET /api/profile p99 while 4 uploads run). Started on first use,
+ * and a worker left idle for `idleTimeoutMs` exits, giving its heap (tens of
+ * MB after a long ride) back to the system: a process that decodes a file now
+ * and then does not hold a decoder's memory in between. Tasks beyond the
+ * workers wait in a queue, which this pool does not bound: its callers do
+ * (fit-decode-queue.ts admits files by count, bytes and user before they are
+ * read). Workers are `unref()`ed: an idle pool never keeps the process alive,
+ * so it needs no shutdown hook.
  */
 
 /** `activity`: the workout record (upload); `streams`: the time series (first read of the streams). */
@@ -46,6 +49,8 @@ export interface FitDecoderPoolOptions {
    * file. 16 MB decodes as fast (measured: `npm run bench`, uploads).
    */
   readonly maxYoungGenerationSizeMb?: number;
+  /** A worker with nothing to do for this long exits (default 30 s); the next task starts a new one. */
+  readonly idleTimeoutMs?: number;
 }
 
 /** The file could not be decoded within the pool's limits (time, memory): the file's fault, not ours. */
@@ -75,17 +80,23 @@ interface Pending {
 interface Slot {
   readonly worker: Worker;
   current: (Pending & { timer: NodeJS.Timeout }) | undefined;
+  /** Running while the worker has nothing to do; it retires the worker when it fires. */
+  idleTimer: NodeJS.Timeout | undefined;
 }
 
 const WORKER_URL = new URL('./fit-decode.worker.ts', import.meta.url);
 
+/** V8 heap sizes are per isolate: a worker's are its `resourceLimits`, and Worker refuses them in `execArgv`. */
+const HEAP_SIZE_FLAG = /^--max-(semi|old)-space-size(=|$)/;
+
 /**
  * The worker is a `.ts` file. Node strips its types natively from 22.18/23.6;
  * older 22.x need the flag, which Worker accepts in `execArgv`. The parent's
- * own flags (e.g. `--conditions`) are kept.
+ * own flags (e.g. `--conditions`) are kept, but for its heap sizes
+ * (`npm start` sets `--max-semi-space-size`).
  */
 function workerExecArgv(): string[] {
-  const flags = [...process.execArgv];
+  const flags = process.execArgv.filter((flag) => !HEAP_SIZE_FLAG.test(flag));
   const stripsTypes = Boolean((process.features as { typescript?: unknown }).typescript);
   if (!stripsTypes && !flags.includes('--experimental-strip-types')) flags.push('--experimental-strip-types');
   if (!flags.some((flag) => flag.startsWith('--disable-warning=ExperimentalWarning'))) {
@@ -98,6 +109,7 @@ export class FitDecoderPool {
   readonly size: number;
   private readonly maxOldGenerationSizeMb: number;
   private readonly maxYoungGenerationSizeMb: number;
+  private readonly idleTimeoutMs: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private nextId = 1;
@@ -107,6 +119,12 @@ export class FitDecoderPool {
     this.size = Math.max(1, options.size ?? os.availableParallelism() - 1);
     this.maxOldGenerationSizeMb = options.maxOldGenerationSizeMb ?? 512;
     this.maxYoungGenerationSizeMb = options.maxYoungGenerationSizeMb ?? 16;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  }
+
+  /** Worker threads running now (for tests and logs). */
+  get workers(): number {
+    return this.slots.length;
   }
 
   /**
@@ -161,6 +179,8 @@ export class FitDecoderPool {
         void this.retire(slot, new FitDecodeTimeoutError(pending.timeoutMs));
       }, pending.timeoutMs);
       timer.unref();
+      clearTimeout(slot.idleTimer);
+      slot.idleTimer = undefined;
       slot.current = { ...pending, timer };
       slot.worker.ref();
       slot.worker.postMessage(pending.task, pending.transfer);
@@ -177,7 +197,7 @@ export class FitDecoderPool {
       name: 'pacer-fit-decoder',
     });
     worker.unref();
-    const slot: Slot = { worker, current: undefined };
+    const slot: Slot = { worker, current: undefined, idleTimer: undefined };
     worker.on('message', (reply: DecodeReply) => {
       const current = slot.current;
       if (!current || current.task.id !== reply.id) return;
@@ -187,6 +207,7 @@ export class FitDecoderPool {
       if ('outcome' in reply) current.resolve(reply.outcome);
       else current.reject(new Error(`the FIT decoder failed: ${reply.failure}`));
       this.dispatch();
+      if (slot.current === undefined) this.retireWhenIdle(slot);
     });
     worker.on('error', (error: Error) => {
       void this.retire(slot, new FitDecoderError(`the FIT decoder worker crashed: ${error.message}`));
@@ -198,10 +219,18 @@ export class FitDecoderPool {
     return slot;
   }
 
+  private retireWhenIdle(slot: Slot): void {
+    slot.idleTimer = setTimeout(() => {
+      if (slot.current === undefined) void this.retire(slot, new FitDecoderError('the FIT decoder worker was idle'));
+    }, this.idleTimeoutMs);
+    slot.idleTimer.unref();
+  }
+
   /** Take a worker out of the pool, failing its task; queued tasks go to a fresh worker. */
   private async retire(slot: Slot, reason: FitDecoderError): Promise<void> {
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
+    clearTimeout(slot.idleTimer);
     const current = slot.current;
     slot.current = undefined;
     if (current) {

@@ -1,5 +1,5 @@
-import { type Insertable, sql, type Transaction } from 'kysely';
-import type { Database, DbOrTrx } from '../../db/database.ts';
+import { type Insertable, sql } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
 
 /** A workout row with the id of another workout that looks like the same activity. */
@@ -57,12 +57,8 @@ export interface WorkoutRelabel {
  * unique index and exactly one of them creates the row. `xmax = 0` is true
  * only for the row version this statement inserted.
  */
-export async function upsertWorkout(
-  db: DbOrTrx,
-  row: NewWorkoutRow,
-  relabel: WorkoutRelabel,
-): Promise<{ id: string; created: boolean }> {
-  const result = await db
+function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRelabel) {
+  return db
     .insertInto('workouts')
     .values(row)
     .onConflict((oc) =>
@@ -71,11 +67,55 @@ export async function upsertWorkout(
         ...(relabel.name === undefined ? {} : { name: eb.ref('excluded.name') }),
         ...(relabel.metadata === undefined ? {} : { metadata: eb.ref('excluded.metadata') }),
       })),
-    )
+    );
+}
+
+/** `upsertWorkoutQuery` alone: a workout without its file (imports and tests that make workouts directly). */
+export async function upsertWorkout(
+  db: DbOrTrx,
+  row: NewWorkoutRow,
+  relabel: WorkoutRelabel,
+): Promise<{ id: string; created: boolean }> {
+  return upsertWorkoutQuery(db, row, relabel)
     .returning('id')
     .returning(sql<boolean>`(xmax = 0)`.as('created'))
     .executeTakeFirstOrThrow();
-  return { id: result.id, created: result.created };
+}
+
+/**
+ * An uploaded workout and its original file in one statement (one round
+ * trip): the upsert of `upsertWorkoutQuery`; when it created the row, the
+ * file beside it; and the row as `findWorkout` reads it. A concurrent upload
+ * of the same bytes that won the insert keeps its file (the same bytes).
+ */
+export async function upsertWorkoutWithFile(
+  db: DbOrTrx,
+  row: NewWorkoutRow,
+  relabel: WorkoutRelabel,
+  bytes: Buffer,
+): Promise<{ workout: WorkoutWithDuplicate; created: boolean }> {
+  const { created, ...workout } = await db
+    .with('upserted', () =>
+      upsertWorkoutQuery(db, row, relabel)
+        .returningAll()
+        .returning(sql<boolean>`(xmax = 0)`.as('created')),
+    )
+    .with('file', (qb) =>
+      qb
+        .insertInto('workoutFiles')
+        .columns(['workoutId', 'userId', 'bytes'])
+        .expression((eb) =>
+          eb
+            .selectFrom('upserted')
+            .select(['upserted.id', 'upserted.userId', sql<Buffer>`${bytes}::bytea`.as('bytes')])
+            .where('upserted.created', '=', true),
+        ),
+    )
+    .selectFrom('upserted as workouts')
+    .selectAll()
+    .select(possibleDuplicateOf())
+    .executeTakeFirstOrThrow();
+  return { workout, created };
 }
 
 /** A re-upload of known bytes: relabel without decoding again. `undefined` when the row is gone. */
@@ -93,27 +133,6 @@ export async function relabelWorkout(
     .returning('id')
     .executeTakeFirst();
   return row?.id;
-}
-
-/**
- * TOAST compresses a large value before storing it; PostgreSQL's default,
- * pglz, spends about 40 ms on a 1 MB FIT file and then stores it
- * uncompressed (it saves less than the 25% pglz asks for). lz4 takes a few
- * ms and saves about a fifth. For this transaction only, and only where
- * PostgreSQL was built with lz4 (14+, `--with-lz4`); elsewhere it is a no-op.
- */
-const LZ4_FOR_THIS_TRANSACTION = sql`
-  SELECT set_config('default_toast_compression', 'lz4', true)
-  FROM pg_settings
-  WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)`;
-
-/** In a transaction: the lz4 setting ends with it. */
-export async function insertWorkoutFile(
-  trx: Transaction<Database>,
-  file: { workoutId: string; userId: string; bytes: Buffer },
-): Promise<void> {
-  await LZ4_FOR_THIS_TRANSACTION.execute(trx);
-  await trx.insertInto('workoutFiles').values(file).execute();
 }
 
 /**

@@ -17,10 +17,9 @@ import {
   findWorkoutFile,
   findWorkoutIdByFile,
   findWorkoutStreams,
-  insertWorkoutFile,
   listWorkouts,
   relabelWorkout,
-  upsertWorkout,
+  upsertWorkoutWithFile,
   type WorkoutRelabel,
   type WorkoutWithDuplicate,
 } from './workouts.repository.ts';
@@ -104,8 +103,8 @@ export async function uploadFitWorkout(
   const localDate = localStart.date;
   const { summary } = activity;
 
-  const { id, created } = await inTransaction(deps.db, async (trx) => {
-    const result = await upsertWorkout(
+  return inTransaction(deps.db, async (trx) => {
+    const { workout, created } = await upsertWorkoutWithFile(
       trx,
       {
         userId: actor.userId,
@@ -135,15 +134,11 @@ export async function uploadFitWorkout(
         deviceSerial: activity.device.serial,
       },
       relabel,
+      upload.bytes,
     );
-    // A concurrent upload of the same bytes may have won the insert; its file is the same.
-    if (result.created) {
-      await insertWorkoutFile(trx, { workoutId: result.id, userId: actor.userId, bytes: upload.bytes });
-      await requestRecompute(deps, trx, actor.userId, localDate);
-    }
-    return result;
+    if (created) await requestRecompute(deps, trx, actor.userId, localDate);
+    return { workout: toWorkout(workout), created };
   });
-  return { workout: await readWorkout(deps.db, actor, id), created };
 }
 
 /** Decoded in the worker pool; a file the decoder refuses, or that exhausts a worker's time or memory, is a 422. */
