@@ -3,7 +3,7 @@ import { purgeExpired } from './modules/accounts/maintenance.service.ts';
 import { purgeOldDeliveries } from './modules/webhooks/webhook-retention.service.ts';
 import { bindHandler } from './queue/boss.ts';
 import { analyticsRolloverQueue, purgeExpiredQueue, purgeWebhooksQueue } from './queue/queues.ts';
-import { requestDayRollovers } from './modules/analytics/recompute-request.ts';
+import { requestDayRollovers } from './modules/derived/recompute-request.ts';
 import type { PgBoss } from 'pg-boss';
 
 /** Which service handles which queue (the webhook delivery worker is in modules/webhooks/webhook.worker.ts). */

@@ -15,7 +15,7 @@ import { jobHandlers } from './job-handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
 import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
-import { startRecomputeWorkers } from './modules/analytics/recompute.worker.ts';
+import { startRecomputeWorkers } from './modules/derived/recompute.worker.ts';
 import { checkMcpManifest } from './mcp/manifest.ts';
 import { McpExecutionRecorder } from './modules/mcp-audit/mcp-audit.service.ts';
 

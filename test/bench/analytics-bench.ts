@@ -24,11 +24,11 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { createDb, type Db } from '../../server/src/db/database.ts';
-import { recomputeLoadAndRecovery } from '../../server/src/modules/analytics/analytics.service.ts';
-import { FROM_THE_BEGINNING } from '../../server/src/modules/analytics/recompute-request.ts';
-import { upsertRecomputeRequest } from '../../server/src/modules/analytics/recompute.repository.ts';
-import { recomputeUser } from '../../server/src/modules/analytics/recompute.service.ts';
-import { recomputeFuel } from '../../server/src/modules/fuel/fuel.service.ts';
+import { recomputeLoadAndRecovery } from '../../server/src/modules/derived/analytics.service.ts';
+import { FROM_THE_BEGINNING } from '../../server/src/modules/derived/recompute-request.ts';
+import { upsertRecomputeRequest } from '../../server/src/modules/derived/recompute.repository.ts';
+import { recomputeUser } from '../../server/src/modules/derived/recompute.service.ts';
+import { recomputeFuel } from '../../server/src/modules/derived/fuel.service.ts';
 import { cpuSnapshot, type CpuSnapshot, round, sleep } from './bench-support.ts';
 
 /** Scopes per user role of the section. */

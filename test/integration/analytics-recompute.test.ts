@@ -9,7 +9,7 @@ import { addDays } from '../../server/src/lib/dates.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecoveryDay, TrainingLoad } from '@pacer/contract';
 import type { User } from '../../server/src/db/tables.ts';
-import { recoveryForDay } from '../../server/src/modules/analytics/recovery.model.ts';
+import { recoveryForDay } from '../../server/src/modules/derived/recovery.model.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
@@ -28,7 +28,7 @@ import { createDb, createPool } from '../../server/src/db/database.ts';
 import {
   RECOMPUTE_JOB_MARK_SECS,
   takeRecomputeRequest,
-} from '../../server/src/modules/analytics/recompute.repository.ts';
+} from '../../server/src/modules/derived/recompute.repository.ts';
 import { deliver } from '../support/webhooks.ts';
 
 let server: TestServer;

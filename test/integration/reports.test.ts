@@ -5,17 +5,17 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { AppError } from '../../server/src/errors.ts';
 import { createLogger } from '../../server/src/logger.ts';
-import { listRecovery, listTrainingLoad } from '../../server/src/modules/analytics/analytics.repository.ts';
-import { FROM_THE_BEGINNING } from '../../server/src/modules/analytics/recompute-request.ts';
-import { upsertRecomputeRequest } from '../../server/src/modules/analytics/recompute.repository.ts';
-import { recomputeUser } from '../../server/src/modules/analytics/recompute.service.ts';
+import { listRecovery, listTrainingLoad } from '../../server/src/modules/derived/analytics.repository.ts';
+import { FROM_THE_BEGINNING } from '../../server/src/modules/derived/recompute-request.ts';
+import { upsertRecomputeRequest } from '../../server/src/modules/derived/recompute.repository.ts';
+import { recomputeUser } from '../../server/src/modules/derived/recompute.service.ts';
 import { findUserAsyncJob, insertAsyncJob } from '../../server/src/modules/async-jobs/async-jobs.repository.ts';
 import {
   runAsyncJob,
   type AsyncJobRunContext,
   type AsyncJobRunner,
 } from '../../server/src/modules/async-jobs/async-jobs.service.ts';
-import { listFuelDays } from '../../server/src/modules/fuel/fuel.repository.ts';
+import { listFuelDays } from '../../server/src/modules/derived/fuel.repository.ts';
 import { checkAccessToken, type TokenPrincipal } from '../../server/src/modules/oauth/token.service.ts';
 import { runReportJob } from '../../server/src/modules/reports/report-generation.service.ts';
 import { findUserReport } from '../../server/src/modules/reports/reports.repository.ts';

@@ -2,12 +2,12 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import { principalOf } from '../bearer-auth.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
+import type { AnalyticsInputDeps } from '../../modules/derived/recompute-request.ts';
 import {
   acceptRecommendation,
   dismissRecommendation,
   listRecommendationsOf,
-} from '../../modules/recommendations/recommendations.service.ts';
+} from '../../modules/derived/recommendations.service.ts';
 
 const s = initServer();
 

@@ -1,7 +1,7 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
+import type { AnalyticsInputDeps } from '../../modules/derived/recompute-request.ts';
 import { principalOf } from '../bearer-auth.ts';
 import { listWellnessDays, upsertWellnessDay } from '../../modules/wellness/wellness.service.ts';
 

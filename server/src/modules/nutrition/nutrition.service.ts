@@ -8,7 +8,7 @@ import {
   type NutritionUpsert,
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../derived/recompute-request.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';

@@ -8,7 +8,7 @@ import type {
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../derived/recompute-request.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { resolveDatePage } from '../../lib/date-range.ts';

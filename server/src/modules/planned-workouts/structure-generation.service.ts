@@ -11,7 +11,7 @@ import { AppError } from '../../errors.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { getProfile } from '../profile/profile.service.ts';
 import { findPlannedWorkout, updatePlannedWorkout } from './planned-workouts.repository.ts';
-import { requestRecompute } from '../analytics/recompute-request.ts';
+import { requestRecompute } from '../derived/recompute-request.ts';
 
 /**
  * Steps for a planned workout from its intent, duration and the athlete's

@@ -1,7 +1,7 @@
 import { HEART_RATE_ORDER, type Profile, type ProfilePatch } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, FROM_THE_BEGINNING, requestRecompute } from '../analytics/recompute-request.ts';
+import { type AnalyticsInputDeps, FROM_THE_BEGINNING, requestRecompute } from '../derived/recompute-request.ts';
 import type { User } from '../../db/tables.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { isValidTimeZone, localDateOf } from '../../lib/dates.ts';

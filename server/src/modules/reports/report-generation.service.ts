@@ -16,13 +16,13 @@ import {
   listTrainingLoad,
   type StoredLoadDay,
   type StoredRecoveryDay,
-} from '../analytics/analytics.repository.ts';
+} from '../derived/analytics.repository.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
-import { plannedWorkoutIntensity } from '../fuel/exercise.ts';
-import { fuelStatus, type FuelStatus } from '../fuel/fuel-plan.ts';
-import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from '../fuel/fuel.repository.ts';
-import { DEFAULT_BODY_MASS_KG, STEP_MS } from '../fuel/glycogen.constants.ts';
-import { capacityFor } from '../fuel/glycogen.model.ts';
+import { plannedWorkoutIntensity } from '../derived/exercise.ts';
+import { fuelStatus, type FuelStatus } from '../derived/fuel-plan.ts';
+import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from '../derived/fuel.repository.ts';
+import { DEFAULT_BODY_MASS_KG, STEP_MS } from '../derived/glycogen.constants.ts';
+import { capacityFor } from '../derived/glycogen.model.ts';
 import { findNutritionLogs, listNutritionDates } from '../nutrition/nutrition.repository.ts';
 import { listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import { listWellness } from '../wellness/wellness.repository.ts';

@@ -7,7 +7,7 @@ import {
   WellnessUpsertSchema,
 } from '@pacer/contract';
 import { z } from 'zod';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
+import type { AnalyticsInputDeps } from '../derived/recompute-request.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { upsertNutritionDay } from '../nutrition/nutrition.service.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';

@@ -3,7 +3,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
 import { runStatement } from '../../db/statement-batch.ts';
-import { recomputeRequestUpsert } from '../analytics/recompute.repository.ts';
+import { recomputeRequestUpsert } from '../derived/recompute.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
 

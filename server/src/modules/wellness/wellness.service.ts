@@ -2,7 +2,7 @@ import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type Wellnes
 import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import type { Db } from '../../db/database.ts';
 import { runAtomically } from '../../db/statement-batch.ts';
-import { type AnalyticsInputDeps, recomputeJobStatement } from '../analytics/recompute-request.ts';
+import { type AnalyticsInputDeps, recomputeJobStatement } from '../derived/recompute-request.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';

@@ -26,7 +26,7 @@ import {
 } from './workouts.repository.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { type AnalyticsInputDeps, requestRecompute } from '../derived/recompute-request.ts';
 
 /** A FIT upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
 export interface FitUpload {

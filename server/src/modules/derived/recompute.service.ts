@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.ts';
 import { type LoadAndRecoveryOutcome, recomputeLoadAndRecovery } from './analytics.service.ts';
 import { lockUserForRecompute, settleRecomputeRequest, takeRecomputeRequest } from './recompute.repository.ts';
-import { recomputeFuel } from '../fuel/fuel.service.ts';
-import { refreshRecommendations } from '../recommendations/refresh-recommendations.service.ts';
+import { recomputeFuel } from './fuel.service.ts';
+import { refreshRecommendations } from './refresh-recommendations.service.ts';
 
 /** A run serves the request again when writes keep arriving, at most this often. */
 const MAX_ROUNDS = 3;

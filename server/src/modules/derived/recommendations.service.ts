@@ -10,7 +10,7 @@ import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { RecommendationRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
+import type { AnalyticsInputDeps } from './recompute-request.ts';
 import { appendNutritionItems } from '../nutrition/nutrition.service.ts';
 import type { TokenPrincipal } from '../oauth/token.service.ts';
 import { getPlannedWorkout, patchPlannedWorkout } from '../planned-workouts/planned-workouts.service.ts';
