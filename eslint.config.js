@@ -1,6 +1,7 @@
 // One lint setup for the whole workspace: typescript-eslint with type-aware
 // rules (no-floating-promises and friends), Prettier for formatting.
 import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -29,7 +30,7 @@ const MODULE_ORDER = [
   'webhooks',
   'maintenance',
 ];
-const moduleFolders = readdirSync(new URL('server/src/modules/', import.meta.url), { withFileTypes: true })
+const moduleFolders = readdirSync(path.join(import.meta.dirname, 'server/src/modules'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 const unordered = moduleFolders.filter((name) => !MODULE_ORDER.includes(name));

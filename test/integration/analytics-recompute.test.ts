@@ -9,10 +9,13 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecoveryDay, TrainingLoad } from '@pacer/contract';
-import type { Db } from '../../server/src/db/database.ts';
+import type { Db, DbOrTrx } from '../../server/src/db/database.ts';
 import type { User } from '../../server/src/db/tables.ts';
+import type { Actor } from '../../server/src/lib/actor.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { recomputeUser } from '../../server/src/modules/derived/recompute.service.ts';
+import { upsertNutritionDay } from '../../server/src/modules/nutrition/nutrition.service.ts';
+import { upsertWellnessDay } from '../../server/src/modules/wellness/wellness.service.ts';
 import { tryLockUserForRecompute } from '../../server/src/modules/derived/recompute.repository.ts';
 import { recoveryForDay } from '../../server/src/modules/derived/recovery.model.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
@@ -27,7 +30,7 @@ import { deliver } from '../support/webhooks.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-async function changesOf(db: Db, userId: string) {
+async function changesOf(db: DbOrTrx, userId: string) {
   return db
     .selectFrom('derivedChanges')
     .select(['kind', 'fromDate'])
@@ -84,6 +87,38 @@ describe('change records and runs (an API process: no drainer, runs are called h
     ]);
   });
 
+  it('a write and its change record commit together or not at all, in the transaction passed down', async () => {
+    const { user } = await athlete();
+    const actor: Actor = { userId: user.id, timeZone: 'UTC', source: 'test-app', scopes: [] };
+    const nutrition = {
+      date: '2026-10-04',
+      items: [{ name: 'Rice', carbs: 80, logged_at: '2026-10-04T12:00:00Z', absorptionType: 'BALANCED' as const }],
+    };
+    const rolledBack = new Error('the caller gives up');
+    const written = api.db.transaction().execute(async (trx) => {
+      await upsertWellnessDay({ db: trx }, actor, { date: '2026-10-03', hrv: 60 });
+      await upsertNutritionDay({ db: trx }, actor, nutrition);
+      // Inside the caller's transaction both writes and both records are there...
+      expect(await changesOf(trx, user.id)).toHaveLength(2);
+      throw rolledBack;
+    });
+    await expect(written).rejects.toBe(rolledBack);
+    // ...and its rollback takes both away.
+    expect(await changesOf(api.db, user.id)).toEqual([]);
+    expect(await api.db.selectFrom('wellness').select('date').where('userId', '=', user.id).execute()).toEqual([]);
+    expect(await api.db.selectFrom('nutritionLogs').select('date').where('userId', '=', user.id).execute()).toEqual([]);
+
+    await api.db.transaction().execute(async (trx) => {
+      await upsertWellnessDay({ db: trx }, actor, { date: '2026-10-03', hrv: 60 });
+      await upsertNutritionDay({ db: trx }, actor, nutrition);
+    });
+    expect(await changesOf(api.db, user.id)).toEqual([
+      { kind: 'wellness', fromDate: '2026-10-03' },
+      // An item may have been eaten the day before the log's date: from the day before.
+      { kind: 'nutrition', fromDate: '2026-10-03' },
+    ]);
+  });
+
   it('a refused write appends no change record', async () => {
     const { user, token } = await athlete();
     const refused = await call(api.url, 'POST', '/api/wellness', { token, body: { date: '2026-10-03', hrv: 'high' } });
@@ -123,7 +158,7 @@ describe('change records and runs (an API process: no drainer, runs are called h
 
     for (const back of [5, 12, 7]) {
       const body = { date: addDays(end, -back), hrv: 70 };
-      expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(201);
+      expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(200);
     }
     const changedFrom = addDays(end, -12);
     expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 3, changedFrom, from: changedFrom });
@@ -205,7 +240,7 @@ describe('a worker killed in the middle of a run', () => {
       await blocker.end();
       await api.stop();
     }
-  });
+  }, 120_000);
 });
 
 describe('in the default deployment (API and drainer in one process)', () => {

@@ -14,7 +14,9 @@ import {
   type AsyncJobRunner,
 } from '../../server/src/modules/async-jobs/async-jobs.service.ts';
 import { listFuelDays } from '../../server/src/modules/derived/fuel.repository.ts';
-import { checkAccessToken, type TokenPrincipal } from '../../server/src/modules/oauth/token.service.ts';
+import { actorOfPrincipal } from '../../server/src/http/bearer-auth.ts';
+import type { Actor } from '../../server/src/lib/actor.ts';
+import { checkAccessToken } from '../../server/src/modules/oauth/token.service.ts';
 import { runReportJob } from '../../server/src/modules/reports/report-generation.service.ts';
 import { findUserReport } from '../../server/src/modules/reports/reports.repository.ts';
 import { getReport, listReportPage } from '../../server/src/modules/reports/reports.service.ts';
@@ -32,18 +34,18 @@ const END_DATE = '2026-11-20';
 let server: TestServer;
 let athlete: User;
 let token: string;
-let principal: TokenPrincipal;
+let actor: Actor;
 let rival: User;
-let rivalPrincipal: TokenPrincipal;
+let rivalActor: Actor;
 
 const notExercised: AsyncJobRunner = () => Promise.reject(new Error('only report jobs run in this file'));
 const runners = { report: runReportJob, trigger_run: notExercised, structure_generation: notExercised };
 const logger = createLogger('silent');
 
-async function principalOf(accessToken: string): Promise<TokenPrincipal> {
+async function actorOfToken(accessToken: string): Promise<Actor> {
   const check = await checkAccessToken(server.db, accessToken);
   if (!check.ok) throw new Error(`token refused: ${check.reason}`);
-  return check.principal;
+  return actorOfPrincipal(check.principal);
 }
 
 /** A workout row as the FIT upload would store it; the file hash only has to be unique. */
@@ -89,9 +91,9 @@ beforeAll(async () => {
   server = await startTestServer();
   athlete = await makeUser(server.db, { timeZone: TIME_ZONE });
   token = (await mintToken(server.db, athlete, { scopes: ['analysis:read', 'health:write', 'nutrition:write'] })).token;
-  principal = await principalOf(token);
+  actor = await actorOfToken(token);
   rival = await makeUser(server.db, { timeZone: TIME_ZONE });
-  rivalPrincipal = await principalOf((await mintToken(server.db, rival, { scopes: ['analysis:read'] })).token);
+  rivalActor = await actorOfToken((await mintToken(server.db, rival, { scopes: ['analysis:read'] })).token);
 
   // The athlete's week, through the REST API where there is one.
   for (const day of [
@@ -213,7 +215,7 @@ describe('report jobs', () => {
         period_to: '2026-11-20',
       },
     });
-    const report = await getReport(server.db, principal, id);
+    const report = await getReport(server.db, actor, id);
     expect(report).toMatchObject({
       id,
       type: 'WEEKLY_TRAINING',
@@ -239,7 +241,7 @@ describe('report jobs', () => {
   it("adds the week's stored training load and recovery to WEEKLY_TRAINING", async () => {
     const { id, outcome } = await runReport(athlete, { type: 'WEEKLY_TRAINING', end_date: END_DATE });
     expect(outcome).toBe('completed');
-    const report = await getReport(server.db, principal, id);
+    const report = await getReport(server.db, actor, id);
     const load = await listTrainingLoad(server.db, athlete.id, '2026-11-14', END_DATE);
     const recovery = await listRecovery(server.db, athlete.id, {
       from: '2026-11-14',
@@ -285,7 +287,7 @@ describe('report jobs', () => {
   it('adds the stored fuel timeline of the week and its planned workout to WEEKLY_NUTRITION', async () => {
     const { id, outcome } = await runReport(athlete, { type: 'WEEKLY_NUTRITION', end_date: END_DATE });
     expect(outcome).toBe('completed');
-    const report = await getReport(server.db, principal, id);
+    const report = await getReport(server.db, actor, id);
     const fuel = report.data['fuel'] as {
       capacityG: number;
       days: { date: string; lowestPercent: number | null; lowestTotalG: number | null }[];
@@ -331,7 +333,7 @@ describe('report jobs', () => {
       period_from: '2026-11-12',
       period_to: '2026-11-20',
     });
-    const report = await getReport(server.db, principal, id);
+    const report = await getReport(server.db, actor, id);
     expect((report.data['workouts'] as { name: string }[]).map((workout) => workout.name)).toEqual([
       'Intervals',
       'Long ride',
@@ -344,7 +346,7 @@ describe('report jobs', () => {
   it('completes a WEEKLY_NUTRITION job with daily totals and averages of the logged days', async () => {
     const { id, outcome } = await runReport(athlete, { type: 'WEEKLY_NUTRITION', end_date: END_DATE });
     expect(outcome).toBe('completed');
-    const report = await getReport(server.db, principal, id);
+    const report = await getReport(server.db, actor, id);
     expect(report.data).toMatchObject({
       loggedDays: 2,
       totals: { calories: 1430, carbs: 260, protein: 47, fat: 24 },
@@ -357,7 +359,7 @@ describe('report jobs', () => {
   it('looks back through the whole history and lists fewer when fewer than three workouts exist', async () => {
     const { id, outcome } = await runReport(rival, { type: 'LAST_3_WORKOUTS', end_date: '2027-12-31' });
     expect(outcome).toBe('completed');
-    const report = await getReport(server.db, rivalPrincipal, id);
+    const report = await getReport(server.db, rivalActor, id);
     expect(report).toMatchObject({ periodFrom: '2026-11-17', periodTo: '2027-12-31' });
     expect(report.markdown).toContain('Only 1 workout was recorded on or before 2027-12-31, newest first.');
     expect(report.markdown).toContain('## 1. Rival (2026-11-17)');
@@ -366,7 +368,7 @@ describe('report jobs', () => {
   it('makes a valid report that says so when the period has no data', async () => {
     const { id, outcome } = await runReport(athlete, { type: 'WEEKLY_TRAINING', end_date: '2025-06-30' });
     expect(outcome).toBe('completed');
-    const report = await getReport(server.db, principal, id);
+    const report = await getReport(server.db, actor, id);
     expect(report.markdown).toContain('No workouts recorded between 2025-06-24 and 2025-06-30.');
     expect(report.markdown).toContain('No wellness data recorded between 2025-06-24 and 2025-06-30.');
   });
@@ -375,10 +377,7 @@ describe('report jobs', () => {
     for (const type of ['WEEKLY_TRAINING', 'LAST_3_WORKOUTS', 'WEEKLY_NUTRITION'] satisfies ReportType[]) {
       const first = await runReport(athlete, { type, end_date: END_DATE });
       const second = await runReport(athlete, { type, end_date: END_DATE });
-      const [a, b] = await Promise.all([
-        getReport(server.db, principal, first.id),
-        getReport(server.db, principal, second.id),
-      ]);
+      const [a, b] = await Promise.all([getReport(server.db, actor, first.id), getReport(server.db, actor, second.id)]);
       expect(b.markdown).toBe(a.markdown);
       expect(b.data).toEqual(a.data);
       expect(b.title).toBe(a.title);
@@ -444,7 +443,7 @@ describe('report jobs', () => {
         trainingStress: 50,
       });
     }
-    const busyPrincipal = { ...principal, userId: busy.id };
+    const busyPrincipal = { ...actor, userId: busy.id };
     const weekly = await runReport(busy, { type: 'WEEKLY_TRAINING', end_date: END_DATE });
     const weeklyReport = await getReport(server.db, busyPrincipal, weekly.id);
     expect(weeklyReport.data).toMatchObject({
@@ -465,13 +464,13 @@ describe('report jobs', () => {
 describe('reading reports (services)', () => {
   it("answers not_found for another user's report and for an unknown id", async () => {
     const { id } = await runReport(athlete, { type: 'LAST_3_WORKOUTS', end_date: END_DATE });
-    await expectAppError(getReport(server.db, rivalPrincipal, id), 'not_found');
-    await expectAppError(getReport(server.db, principal, '00000000-0000-4000-8000-000000000000'), 'not_found');
-    await expectAppError(getReport(server.db, principal, 'not-a-uuid'), 'not_found');
+    await expectAppError(getReport(server.db, rivalActor, id), 'not_found');
+    await expectAppError(getReport(server.db, actor, '00000000-0000-4000-8000-000000000000'), 'not_found');
+    await expectAppError(getReport(server.db, actor, 'not-a-uuid'), 'not_found');
   });
 
   it('lists newest first, pages with the cursor without gaps or repeats, and filters by type', async () => {
-    const all = await listReportPage(server.db, principal, { limit: 100 });
+    const all = await listReportPage(server.db, actor, { limit: 100 });
     expect(all.nextCursor).toBeNull();
     expect(all.items.length).toBeGreaterThanOrEqual(3);
     const created = all.items.map((item) => item.createdAt);
@@ -488,21 +487,21 @@ describe('reading reports (services)', () => {
     const paged: string[] = [];
     let cursor: string | undefined;
     do {
-      const page: ReportPage = await listReportPage(server.db, principal, { limit: 2, cursor });
+      const page: ReportPage = await listReportPage(server.db, actor, { limit: 2, cursor });
       expect(page.items.length).toBeLessThanOrEqual(2);
       paged.push(...page.items.map((item) => item.id));
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
     expect(paged).toEqual(all.items.map((item) => item.id));
 
-    const nutrition = await listReportPage(server.db, principal, { type: 'WEEKLY_NUTRITION', limit: 100 });
+    const nutrition = await listReportPage(server.db, actor, { type: 'WEEKLY_NUTRITION', limit: 100 });
     expect(nutrition.items.length).toBeGreaterThan(0);
     expect(nutrition.items.every((item) => item.type === 'WEEKLY_NUTRITION')).toBe(true);
   });
 
   it('pages through reports created within the same millisecond without skipping any', async () => {
     const writer = await makeUser(server.db, { timeZone: TIME_ZONE });
-    const writerPrincipal = { ...principal, userId: writer.id };
+    const writerPrincipal = { ...actor, userId: writer.id };
     const ids: string[] = [];
     for (const microseconds of ['123401', '123402', '123403', '123404']) {
       const { id } = await runReport(writer, { type: 'LAST_3_WORKOUTS', end_date: END_DATE });
@@ -524,8 +523,8 @@ describe('reading reports (services)', () => {
   });
 
   it("never lists another user's reports", async () => {
-    const mine = await listReportPage(server.db, principal, { limit: 100 });
-    const theirs = await listReportPage(server.db, rivalPrincipal, { limit: 100 });
+    const mine = await listReportPage(server.db, actor, { limit: 100 });
+    const theirs = await listReportPage(server.db, rivalActor, { limit: 100 });
     const rivalIds = new Set(theirs.items.map((item) => item.id));
     expect(mine.items.length).toBeGreaterThan(0);
     expect(mine.items.filter((item) => rivalIds.has(item.id))).toEqual([]);
@@ -535,10 +534,7 @@ describe('reading reports (services)', () => {
   });
 
   it('refuses a cursor it did not issue', async () => {
-    await expectAppError(
-      listReportPage(server.db, principal, { limit: 10, cursor: 'bm90LWEtY3Vyc29y' }),
-      'invalid_cursor',
-    );
+    await expectAppError(listReportPage(server.db, actor, { limit: 10, cursor: 'bm90LWEtY3Vyc29y' }), 'invalid_cursor');
   });
 });
 
@@ -562,7 +558,7 @@ describe('GET /api/reports (REST)', () => {
 
     const read = await call<Report>(server.url, 'GET', `/api/reports/${newer.id}`, { token });
     expect(read.status).toBe(200);
-    expect(read.body).toEqual(await getReport(server.db, principal, newer.id));
+    expect(read.body).toEqual(await getReport(server.db, actor, newer.id));
   });
 
   it("answers 404 not_found for another user's report", async () => {

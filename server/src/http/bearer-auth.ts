@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { Actor } from '../lib/actor.ts';
 import { noteGrantUse, type TokenCheck, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 
 declare global {
@@ -152,6 +153,21 @@ export function admitPrincipal(
 ): void {
   res.locals.principal = principal;
   noteGrantUse(deps.db, principal.grantId, deps.logger);
+}
+
+/** The actor the services act for on a token's request: its user, zone, app and scopes. */
+export function actorOfPrincipal(principal: TokenPrincipal): Actor {
+  return {
+    userId: principal.userId,
+    timeZone: principal.timeZone,
+    source: principal.clientId,
+    scopes: principal.scopes,
+  };
+}
+
+/** The actor of an authenticated route's request (see `principalOf`). */
+export function actorOf(res: { locals: Express.Locals }): Actor {
+  return actorOfPrincipal(principalOf(res));
 }
 
 /** The authenticated principal of a route whose metadata requires auth. */

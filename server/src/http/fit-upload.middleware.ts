@@ -7,7 +7,7 @@ import { AppError, type FieldError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { DecodeTicket, FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 import { admitFitUpload, type FitUpload } from '../modules/workouts/workouts.service.ts';
-import { principalOf } from './bearer-auth.ts';
+import { actorOf } from './bearer-auth.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
@@ -110,7 +110,7 @@ export function parseFitUpload(options: FitUploadOptions): RequestHandler {
     try {
       // The file is at most the body, and at most `maxBytes` (one byte more is a 413).
       const bound = Number.isFinite(declaredLength) ? Math.min(declaredLength, maxBytes) : maxBytes;
-      ticket = admitFitUpload(decoding, principalOf(res), bound);
+      ticket = admitFitUpload(decoding, actorOf(res), bound);
     } catch (error) {
       if (error instanceof AppError && error.code === 'fit_decode_queue_full') {
         // The operator's sign that PACER_FIT_DECODE_QUEUE_* (or the number of processes) is too small for the load.

@@ -23,6 +23,7 @@ import type { Logger } from '../logger.ts';
 import { type McpExecutionRecorder, recordMcpAuthFailure } from '../modules/mcp-audit/mcp-audit.service.ts';
 import { noteGrantUse, type TokenPrincipal } from '../modules/oauth/token.service.ts';
 import { consumeRateLimits, rateLimitHeaders, type RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
+import { actorOfPrincipal } from '../http/bearer-auth.ts';
 import { clientIpOf } from '../http/client-address.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
 import type { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
@@ -390,6 +391,7 @@ function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): Tool
     config,
     logger: deps.logger,
     principal,
+    actor: actorOfPrincipal(principal),
     decoding: deps.decoding,
     recorder: deps.recorder,
   };

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
+import type { Actor } from '../lib/actor.ts';
 import type { TokenPrincipal } from '../modules/oauth/token.service.ts';
 import type { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 
@@ -24,7 +25,9 @@ export interface ToolContext {
   readonly boss: PgBoss;
   readonly config: Config;
   readonly logger: Logger;
+  /** The OAuth side of the caller (scopes, features); services get `actor`. */
   readonly principal: TokenPrincipal;
+  readonly actor: Actor;
   readonly decoding: FitDecodeQueue;
 }
 

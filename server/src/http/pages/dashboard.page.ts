@@ -1,5 +1,6 @@
 import {
   PAGE_LIMIT_MAX,
+  USER_SCOPES,
   type FuelTimeline,
   type PlannedWorkout,
   type PlannedWorkoutFuel,
@@ -12,13 +13,13 @@ import {
 import { type Request, type Response, Router } from 'express';
 import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { AppError } from '../../errors.ts';
 import { addDays, formatInZone, localDateOf } from '../../lib/dates.ts';
 import { getRecoveryPage, getTrainingLoad } from '../../modules/derived/analytics.service.ts';
 import { MAINTAIN_MIN_SCORE, READY_MIN_SCORE } from '../../modules/derived/recovery.model.ts';
 import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
 import { MINIMUM_DURING_PERCENT, READY_START_PERCENT } from '../../modules/derived/glycogen.constants.ts';
-import type { TokenPrincipal } from '../../modules/oauth/token.service.ts';
 import { listPlannedWorkoutPage } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import type { PageDeps } from './account.pages.ts';
 import {
@@ -39,24 +40,12 @@ const FUEL_DAYS = 3;
 const QUARTER_HOUR_MS = 15 * 60_000;
 
 /**
- * The services are written for the principal of an access token. The
- * dashboard acts for its signed-in user on that user's own data, with no app
- * in between: there is no grant (`grantId` empty), no resource, and no
- * scopes, because scopes limit what an app may do for a user, and the session
- * is the user. The services read `userId` and `timeZone`; `clientId` names
- * the page as the source should one of them ever record it.
+ * The dashboard acts for its signed-in user on that user's own data, with no
+ * app in between: the user holds every user scope, and what the page writes
+ * is recorded as coming from `pacer-dashboard`.
  */
-function principalOfSessionUser(user: User): TokenPrincipal {
-  return {
-    userId: user.id,
-    role: user.role,
-    timeZone: user.timeZone,
-    clientId: 'pacer-dashboard',
-    grantId: '',
-    scopes: [],
-    resource: null,
-    nutritionEnabled: user.featureFlags.nutrition !== false,
-  };
+function actorOfSessionUser(user: User): Actor {
+  return { userId: user.id, timeZone: user.timeZone, source: 'pacer-dashboard', scopes: USER_SCOPES };
 }
 
 interface PlannedFuel {
@@ -75,16 +64,16 @@ interface DashboardData {
   readonly fuel: { readonly timeline: FuelTimeline; readonly planned: readonly PlannedFuel[] } | null;
 }
 
-async function loadFuel(db: Db, principal: TokenPrincipal, today: string, now: Date): Promise<DashboardData['fuel']> {
+async function loadFuel(db: Db, actor: Actor, today: string, now: Date): Promise<DashboardData['fuel']> {
   const to = addDays(today, FUEL_DAYS - 1);
   const [timeline, planned] = await Promise.all([
-    getFuelTimeline(db, principal, { from: today, to }, now),
-    listPlannedWorkoutPage(db, principal, { from: today, to, limit: PAGE_LIMIT_MAX }),
+    getFuelTimeline(db, actor, { from: today, to }, now),
+    listPlannedWorkoutPage(db, actor, { from: today, to, limit: PAGE_LIMIT_MAX }),
   ]);
   const fuels = await Promise.all(
     planned.items.map(async (workout) => {
       try {
-        return { workout, fuel: await getPlannedWorkoutFuel(db, principal, workout.id, now) };
+        return { workout, fuel: await getPlannedWorkoutFuel(db, actor, workout.id, now) };
       } catch (error) {
         // A workout with no duration has no forecast to show; the timeline notes it among the assumptions.
         if (error instanceof AppError && error.code === 'unprocessable') return undefined;
@@ -96,13 +85,13 @@ async function loadFuel(db: Db, principal: TokenPrincipal, today: string, now: D
 }
 
 async function loadDashboard(db: Db, user: User, now: Date): Promise<DashboardData> {
-  const principal = principalOfSessionUser(user);
+  const actor = actorOfSessionUser(user);
   const today = localDateOf(now, user.timeZone);
   const historyFrom = addDays(today, -(HISTORY_DAYS - 1));
   const [recovery, load, fuel] = await Promise.all([
-    getRecoveryPage(db, principal, { from: historyFrom, to: today, limit: PAGE_LIMIT_MAX }),
-    getTrainingLoad(db, principal, { from: historyFrom, to: today }),
-    principal.nutritionEnabled ? loadFuel(db, principal, today, now) : Promise.resolve(null),
+    getRecoveryPage(db, actor, { from: historyFrom, to: today, limit: PAGE_LIMIT_MAX }),
+    getTrainingLoad(db, actor, { from: historyFrom, to: today }),
+    user.featureFlags.nutrition !== false ? loadFuel(db, actor, today, now) : Promise.resolve(null),
   ]);
   return {
     timeZone: user.timeZone,

@@ -1,20 +1,19 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/derived/recompute-request.ts';
-import { principalOf } from '../bearer-auth.ts';
+import { actorOf } from '../bearer-auth.ts';
 import { listNutritionDays, upsertNutritionDay } from '../../modules/nutrition/nutrition.service.ts';
 
 const s = initServer();
 
-export function nutritionRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function nutritionRoutes(deps: { readonly db: Db }) {
   return s.router(contract.nutrition, {
     upsertNutrition: async ({ body, res }) => {
-      const result = await upsertNutritionDay(deps, principalOf(res), body);
+      const result = await upsertNutritionDay(deps, actorOf(res), body);
       return { status: result.created ? 201 : 200, body: result.log };
     },
     listNutrition: async ({ query, res }) => {
-      return { status: 200, body: await listNutritionDays(deps.db, principalOf(res), query) };
+      return { status: 200, body: await listNutritionDays(deps.db, actorOf(res), query) };
     },
   });
 }

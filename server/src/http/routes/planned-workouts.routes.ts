@@ -1,8 +1,7 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/derived/recompute-request.ts';
-import { principalOf } from '../bearer-auth.ts';
+import { actorOf } from '../bearer-auth.ts';
 import {
   createPlannedWorkout,
   getPlannedWorkout,
@@ -13,22 +12,22 @@ import {
 
 const s = initServer();
 
-export function plannedWorkoutsRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function plannedWorkoutsRoutes(deps: { readonly db: Db }) {
   return s.router(contract.plannedWorkouts, {
     createPlannedWorkout: async ({ body, res }) => {
-      return { status: 201, body: await createPlannedWorkout(deps, principalOf(res), body) };
+      return { status: 201, body: await createPlannedWorkout(deps, actorOf(res), body) };
     },
     listPlannedWorkouts: async ({ query, res }) => {
-      return { status: 200, body: await listPlannedWorkoutPage(deps.db, principalOf(res), query) };
+      return { status: 200, body: await listPlannedWorkoutPage(deps.db, actorOf(res), query) };
     },
     getPlannedWorkout: async ({ params, res }) => {
-      return { status: 200, body: await getPlannedWorkout(deps.db, principalOf(res), params.id) };
+      return { status: 200, body: await getPlannedWorkout(deps.db, actorOf(res), params.id) };
     },
     updatePlannedWorkout: async ({ params, body, res }) => {
-      return { status: 200, body: await patchPlannedWorkout(deps, principalOf(res), params.id, body) };
+      return { status: 200, body: await patchPlannedWorkout(deps, actorOf(res), params.id, body) };
     },
     deletePlannedWorkout: async ({ params, res }) => {
-      await removePlannedWorkout(deps, principalOf(res), params.id);
+      await removePlannedWorkout(deps, actorOf(res), params.id);
       return { status: 204, body: undefined };
     },
   });

@@ -1,8 +1,7 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../bearer-auth.ts';
-import type { AnalyticsInputDeps } from '../../modules/derived/recompute-request.ts';
+import { actorOf } from '../bearer-auth.ts';
 import {
   acceptRecommendation,
   dismissRecommendation,
@@ -11,16 +10,16 @@ import {
 
 const s = initServer();
 
-export function recommendationsRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function recommendationsRoutes(deps: { readonly db: Db }) {
   return s.router(contract.recommendations, {
     listRecommendations: async ({ query, res }) => {
-      return { status: 200, body: await listRecommendationsOf(deps.db, principalOf(res), query) };
+      return { status: 200, body: await listRecommendationsOf(deps.db, actorOf(res), query) };
     },
     acceptRecommendation: async ({ params, res }) => {
-      return { status: 200, body: await acceptRecommendation(deps, principalOf(res), params.id) };
+      return { status: 200, body: await acceptRecommendation(deps, actorOf(res), params.id) };
     },
     dismissRecommendation: async ({ params, res }) => {
-      return { status: 200, body: await dismissRecommendation(deps.db, principalOf(res), params.id) };
+      return { status: 200, body: await dismissRecommendation(deps.db, actorOf(res), params.id) };
     },
   });
 }

@@ -1,20 +1,19 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/derived/recompute-request.ts';
-import { principalOf } from '../bearer-auth.ts';
+import { actorOf } from '../bearer-auth.ts';
 import { listWellnessDays, upsertWellnessDay } from '../../modules/wellness/wellness.service.ts';
 
 const s = initServer();
 
-export function wellnessRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function wellnessRoutes(deps: { readonly db: Db }) {
   return s.router(contract.wellness, {
     upsertWellness: async ({ body, res }) => {
-      const result = await upsertWellnessDay(deps, principalOf(res), body);
+      const result = await upsertWellnessDay(deps, actorOf(res), body);
       return { status: result.created ? 201 : 200, body: result.record };
     },
     listWellness: async ({ query, res }) => {
-      return { status: 200, body: await listWellnessDays(deps.db, principalOf(res), query) };
+      return { status: 200, body: await listWellnessDays(deps.db, actorOf(res), query) };
     },
   });
 }

@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
-import { principalOf } from '../bearer-auth.ts';
+import { actorOf } from '../bearer-auth.ts';
 import type { FitDecodeQueue } from '../../modules/workouts/fit-decode-queue.ts';
 import { parseFitUpload } from '../fit-upload.middleware.ts';
 import {
@@ -48,7 +48,7 @@ export function workoutRoutes(deps: {
       handler: async ({ res }) => {
         const upload = uploadOf(res);
         try {
-          const result = await uploadFitWorkout(services, principalOf(res), upload);
+          const result = await uploadFitWorkout(services, actorOf(res), upload);
           return { status: result.created ? 201 : 200, body: result.workout };
         } finally {
           // The file is done with: free its place before the answer goes out, so the user's next upload
@@ -58,13 +58,13 @@ export function workoutRoutes(deps: {
       },
     },
     listWorkouts: async ({ query, res }) => {
-      return { status: 200, body: await listWorkoutPage(deps.db, principalOf(res), query) };
+      return { status: 200, body: await listWorkoutPage(deps.db, actorOf(res), query) };
     },
     getWorkout: async ({ params, res }) => {
-      return { status: 200, body: await getWorkout(deps.db, principalOf(res), params.id) };
+      return { status: 200, body: await getWorkout(deps.db, actorOf(res), params.id) };
     },
     getWorkoutFile: async ({ params, res }) => {
-      const file = await getWorkoutFile(deps.db, principalOf(res), params.id);
+      const file = await getWorkoutFile(deps.db, actorOf(res), params.id);
       res.setHeader('Content-Disposition', contentDisposition(file.fileName));
       // The hash of the bytes is a strong validator.
       res.setHeader('ETag', `"${file.sha256}"`);
@@ -72,10 +72,10 @@ export function workoutRoutes(deps: {
       return { status: 200, body: file.bytes as unknown as Blob };
     },
     getWorkoutStreams: async ({ params, query, res }) => {
-      return { status: 200, body: await getWorkoutStreams(services, principalOf(res), params.id, query.maxPoints) };
+      return { status: 200, body: await getWorkoutStreams(services, actorOf(res), params.id, query.maxPoints) };
     },
     deleteWorkout: async ({ params, res }) => {
-      await removeWorkout(deps, principalOf(res), params.id);
+      await removeWorkout(deps, actorOf(res), params.id);
       return { status: 204, body: undefined };
     },
   });

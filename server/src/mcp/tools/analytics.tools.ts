@@ -20,7 +20,7 @@ export const analyticsTools = [
     annotations: READ_ONLY,
     input: AnalyticsRangeQuerySchema,
     output: contract.analytics.getTrainingLoad.responses[200],
-    run: ({ db, principal }, args) => getTrainingLoad(db, principal, args),
+    run: ({ db, actor }, args) => getTrainingLoad(db, actor, args),
   }),
   defineTool({
     name: 'get_recovery',
@@ -32,7 +32,7 @@ export const analyticsTools = [
     annotations: READ_ONLY,
     input: DateRangeQuerySchema,
     output: contract.analytics.getRecovery.responses[200],
-    run: ({ db, principal }, args) => getRecoveryPage(db, principal, args),
+    run: ({ db, actor }, args) => getRecoveryPage(db, actor, args),
   }),
   defineTool({
     name: 'get_fuel_timeline',
@@ -45,7 +45,7 @@ export const analyticsTools = [
     annotations: READ_ONLY,
     input: FuelTimelineQuerySchema,
     output: contract.fuel.getFuelTimeline.responses[200],
-    run: ({ db, principal }, args) => getFuelTimeline(db, principal, args),
+    run: ({ db, actor }, args) => getFuelTimeline(db, actor, args),
   }),
   defineTool({
     name: 'get_workout_fuel_plan',
@@ -58,6 +58,6 @@ export const analyticsTools = [
     annotations: READ_ONLY,
     input: IdInputSchema,
     output: contract.fuel.getPlannedWorkoutFuel.responses[200],
-    run: ({ db, principal }, args) => getPlannedWorkoutFuel(db, principal, args.id),
+    run: ({ db, actor }, args) => getPlannedWorkoutFuel(db, actor, args.id),
   }),
 ];

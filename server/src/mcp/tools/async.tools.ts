@@ -40,15 +40,15 @@ export const asyncTools = [
     input: GenerateReportInputSchema,
     output: ReportJobAcceptedSchema,
     scopesFor: (args) => REPORT_DATA_SCOPES[args.type],
-    run: async ({ db, boss, principal }, args) => {
+    run: async ({ db, boss, principal, actor }, args) => {
       if (args.type === 'WEEKLY_NUTRITION' && !principal.nutritionEnabled) {
         throw new McpToolError(
           'feature_disabled',
           "A nutrition report needs the athlete's nutrition feature, which is off.",
         );
       }
-      const endDate = args.end_date ?? localDateOf(new Date(), principal.timeZone);
-      const job = await startAsyncJob({ db, boss }, principal, 'report', { type: args.type, end_date: endDate });
+      const endDate = args.end_date ?? localDateOf(new Date(), actor.timeZone);
+      const job = await startAsyncJob({ db, boss }, actor, 'report', { type: args.type, end_date: endDate });
       return { report_id: job.id, job_type: 'report' as const, ...accepted };
     },
   }),
@@ -61,14 +61,14 @@ export const asyncTools = [
     annotations: REPEATABLE_DESTRUCTIVE_WRITE,
     input: SyncDataInputSchema,
     output: SyncJobAcceptedSchema,
-    run: async ({ db, boss, principal }, args) => {
-      const to = args.to ?? localDateOf(new Date(), principal.timeZone);
+    run: async ({ db, boss, actor }, args) => {
+      const to = args.to ?? localDateOf(new Date(), actor.timeZone);
       const from = args.from ?? addDays(to, -6);
       if (daysBetween(from, to) < 0) throw AppError.validation('from', 'must not be after `to`');
       if (daysBetween(from, to) >= SYNC_DAYS_MAX) {
         throw AppError.validation('from', `the range may span at most ${SYNC_DAYS_MAX} days`);
       }
-      const job = await startAsyncJob({ db, boss }, principal, 'trigger_run', { from, to });
+      const job = await startAsyncJob({ db, boss }, actor, 'trigger_run', { from, to });
       return { run_id: job.id, job_type: 'trigger_run' as const, ...accepted };
     },
   }),
@@ -81,10 +81,10 @@ export const asyncTools = [
     annotations: DESTRUCTIVE_WRITE,
     input: GenerateWorkoutStructureInputSchema,
     output: StructureJobAcceptedSchema,
-    run: async ({ db, boss, principal }, { idempotency_key: _key, ...input }) => {
+    run: async ({ db, boss, actor }, { idempotency_key: _key, ...input }) => {
       // Fail now on an unknown id rather than in the job.
-      await getPlannedWorkout(db, principal, input.planned_workout_id);
-      const job = await startAsyncJob({ db, boss }, principal, 'structure_generation', input);
+      await getPlannedWorkout(db, actor, input.planned_workout_id);
+      const job = await startAsyncJob({ db, boss }, actor, 'structure_generation', input);
       return { generation_run_id: job.id, job_type: 'structure_generation' as const, ...accepted };
     },
   }),
@@ -98,6 +98,6 @@ export const asyncTools = [
     annotations: READ_ONLY,
     input: AsyncJobStatusInputSchema,
     output: AsyncJobStatusSchema,
-    run: ({ db, principal }, args) => getAsyncJobStatus(db, principal, args),
+    run: ({ db, actor }, args) => getAsyncJobStatus(db, actor, args),
   }),
 ];

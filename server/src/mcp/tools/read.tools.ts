@@ -42,7 +42,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: NoArguments,
     output: contract.profile.getProfile.responses[200],
-    run: ({ db, principal }) => getProfile(db, principal.userId),
+    run: ({ db, actor }) => getProfile(db, actor.userId),
   }),
   defineTool({
     name: 'get_current_time',
@@ -54,7 +54,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: NoArguments,
     output: CurrentTimeSchema,
-    run: ({ principal }) => Promise.resolve(currentTimeOf(new Date(), principal.timeZone)),
+    run: ({ actor }) => Promise.resolve(currentTimeOf(new Date(), actor.timeZone)),
   }),
   defineTool({
     name: 'list_workouts',
@@ -66,7 +66,7 @@ export const readTools = [
     input: WorkoutListQuerySchema,
     output: contract.workouts.listWorkouts.responses[200],
     sameShapeAs: { result: 'get_workout' },
-    run: ({ db, principal }, args) => listWorkoutPage(db, principal, args),
+    run: ({ db, actor }, args) => listWorkoutPage(db, actor, args),
   }),
   defineTool({
     name: 'get_workout',
@@ -78,7 +78,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: IdInputSchema,
     output: contract.workouts.getWorkout.responses[200],
-    run: ({ db, principal }, args) => getWorkout(db, principal, args.id),
+    run: ({ db, actor }, args) => getWorkout(db, actor, args.id),
   }),
   defineTool({
     name: 'get_workout_streams',
@@ -97,8 +97,7 @@ export const readTools = [
         .describe('Down-sample to at most this many points.'),
     }),
     output: contract.workouts.getWorkoutStreams.responses[200],
-    run: ({ db, boss, decoding, principal }, args) =>
-      getWorkoutStreams({ db, boss, decoding }, principal, args.id, args.maxPoints),
+    run: ({ db, decoding, actor }, args) => getWorkoutStreams({ db, decoding }, actor, args.id, args.maxPoints),
   }),
   defineTool({
     name: 'get_wellness',
@@ -109,7 +108,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: DateRangeQuerySchema,
     output: contract.wellness.listWellness.responses[200],
-    run: ({ db, principal }, args) => listWellnessDays(db, principal, args),
+    run: ({ db, actor }, args) => listWellnessDays(db, actor, args),
   }),
   defineTool({
     name: 'get_nutrition',
@@ -121,7 +120,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: DateRangeQuerySchema,
     output: contract.nutrition.listNutrition.responses[200],
-    run: ({ db, principal }, args) => listNutritionDays(db, principal, args),
+    run: ({ db, actor }, args) => listNutritionDays(db, actor, args),
   }),
   defineTool({
     name: 'list_planned_workouts',
@@ -133,7 +132,7 @@ export const readTools = [
     input: PlannedWorkoutListQuerySchema,
     output: contract.plannedWorkouts.listPlannedWorkouts.responses[200],
     sameShapeAs: { result: 'get_planned_workout' },
-    run: ({ db, principal }, args) => listPlannedWorkoutPage(db, principal, args),
+    run: ({ db, actor }, args) => listPlannedWorkoutPage(db, actor, args),
   }),
   defineTool({
     name: 'get_planned_workout',
@@ -144,7 +143,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: IdInputSchema,
     output: contract.plannedWorkouts.getPlannedWorkout.responses[200],
-    run: ({ db, principal }, args) => getPlannedWorkout(db, principal, args.id),
+    run: ({ db, actor }, args) => getPlannedWorkout(db, actor, args.id),
   }),
   defineTool({
     name: 'list_reports',
@@ -156,7 +155,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: ReportListQuerySchema,
     output: contract.reports.listReports.responses[200],
-    run: ({ db, principal }, args) => listReportPage(db, principal, args),
+    run: ({ db, actor }, args) => listReportPage(db, actor, args),
   }),
   defineTool({
     name: 'get_report',
@@ -168,7 +167,7 @@ export const readTools = [
     annotations: READ_ONLY,
     input: IdInputSchema,
     output: contract.reports.getReport.responses[200],
-    run: ({ db, principal }, args) => getReport(db, principal, args.id),
+    run: ({ db, actor }, args) => getReport(db, actor, args.id),
   }),
   defineTool({
     name: 'list_memories',
@@ -180,6 +179,6 @@ export const readTools = [
     annotations: READ_ONLY,
     input: MemoryListQuerySchema,
     output: MemoryListSchema,
-    run: ({ db, principal }, args) => listUserMemories(db, principal, args),
+    run: ({ db, actor }, args) => listUserMemories(db, actor, args),
   }),
 ];

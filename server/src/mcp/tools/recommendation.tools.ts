@@ -23,7 +23,7 @@ export const recommendationTools = [
     annotations: READ_ONLY,
     input: RecommendationListQuerySchema,
     output: contract.recommendations.listRecommendations.responses[200],
-    run: ({ db, principal }, args) => listRecommendationsOf(db, principal, args),
+    run: ({ db, actor }, args) => listRecommendationsOf(db, actor, args),
   }),
   defineTool({
     name: 'accept_recommendation',
@@ -35,7 +35,7 @@ export const recommendationTools = [
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: RecommendationSchema,
     sameShapeAs: { result: 'list_recommendations' },
-    run: (context, { id }) => acceptRecommendation(context, context.principal, id),
+    run: (context, { id }) => acceptRecommendation(context, context.actor, id),
   }),
   defineTool({
     name: 'dismiss_recommendation',
@@ -47,6 +47,6 @@ export const recommendationTools = [
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: RecommendationSchema,
     sameShapeAs: { result: 'list_recommendations' },
-    run: ({ db, principal }, { id }) => dismissRecommendation(db, principal, id),
+    run: ({ db, actor }, { id }) => dismissRecommendation(db, actor, id),
   }),
 ];

@@ -39,7 +39,7 @@ export const writeTools = [
     output: contract.wellness.upsertWellness.responses[200],
     sameShapeAs: { result: 'get_wellness' },
     run: async (context, { idempotency_key: _key, ...body }) =>
-      (await upsertWellnessDay(context, context.principal, body)).record,
+      (await upsertWellnessDay(context, context.actor, body)).record,
   }),
   defineTool({
     name: 'log_nutrition',
@@ -52,7 +52,7 @@ export const writeTools = [
     input: NutritionUpsertSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.nutrition.upsertNutrition.responses[200],
     run: async (context, { idempotency_key: _key, ...body }) =>
-      (await upsertNutritionDay(context, context.principal, body)).log,
+      (await upsertNutritionDay(context, context.actor, body)).log,
   }),
   defineTool({
     name: 'update_profile',
@@ -64,7 +64,7 @@ export const writeTools = [
     input: ProfilePatchSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.profile.updateProfile.responses[200],
     sameShapeAs: { result: 'get_profile' },
-    run: (context, { idempotency_key: _key, ...patch }) => updateProfile(context, context.principal.userId, patch),
+    run: (context, { idempotency_key: _key, ...patch }) => updateProfile(context, context.actor.userId, patch),
   }),
   defineTool({
     name: 'create_planned_workout',
@@ -76,7 +76,7 @@ export const writeTools = [
     input: PlannedWorkoutCreateSchema.safeExtend(McpIdempotencyArgumentShape),
     output: contract.plannedWorkouts.createPlannedWorkout.responses[201],
     sameShapeAs: { result: 'get_planned_workout' },
-    run: (context, { idempotency_key: _key, ...body }) => createPlannedWorkout(context, context.principal, body),
+    run: (context, { idempotency_key: _key, ...body }) => createPlannedWorkout(context, context.actor, body),
   }),
   defineTool({
     name: 'update_planned_workout',
@@ -89,8 +89,7 @@ export const writeTools = [
     output: contract.plannedWorkouts.updatePlannedWorkout.responses[200],
     // Both tools need `planning:write`: whoever sees this one sees create_planned_workout's steps.
     sameShapeAs: { arguments: { structure: 'create_planned_workout' }, result: 'get_planned_workout' },
-    run: (context, { id, idempotency_key: _key, ...patch }) =>
-      patchPlannedWorkout(context, context.principal, id, patch),
+    run: (context, { id, idempotency_key: _key, ...patch }) => patchPlannedWorkout(context, context.actor, id, patch),
   }),
   defineTool({
     name: 'delete_planned_workout',
@@ -102,7 +101,7 @@ export const writeTools = [
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: DeletedSchema,
     run: async (context, { id }) => {
-      await removePlannedWorkout(context, context.principal, id);
+      await removePlannedWorkout(context, context.actor, id);
       return { id, deleted: true as const };
     },
   }),
@@ -116,7 +115,7 @@ export const writeTools = [
     input: MemoryCreateSchema.safeExtend(McpIdempotencyArgumentShape),
     output: MemorySchema,
     sameShapeAs: { result: 'list_memories' },
-    run: (context, { idempotency_key: _key, ...memory }) => rememberMemory(context.db, context.principal, memory),
+    run: (context, { idempotency_key: _key, ...memory }) => rememberMemory(context.db, context.actor, memory),
   }),
   defineTool({
     name: 'forget_memory',
@@ -128,7 +127,7 @@ export const writeTools = [
     input: IdInputSchema.safeExtend(McpIdempotencyArgumentShape),
     output: DeletedSchema,
     run: async (context, { id }) => {
-      await forgetMemory(context.db, context.principal, id);
+      await forgetMemory(context.db, context.actor, id);
       return { id, deleted: true as const };
     },
   }),

@@ -9,7 +9,7 @@ import { UUID_PATTERN } from '../../lib/cursor.ts';
 import type { Logger } from '../../logger.ts';
 import { enqueue } from '../../queue/boss.ts';
 import { asyncJobQueue } from '../../queue/queues.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import {
   completeAsyncJob,
   failAsyncJob,
@@ -33,25 +33,21 @@ export interface StartAsyncJobDeps {
  */
 export async function startAsyncJob(
   deps: StartAsyncJobDeps,
-  principal: TokenPrincipal,
+  actor: Actor,
   type: AsyncJobType,
   input: Record<string, unknown>,
 ): Promise<AsyncJobRow> {
   return deps.db.transaction().execute(async (trx) => {
-    const job = await insertAsyncJob(trx, { userId: principal.userId, clientId: principal.clientId, type, input });
+    const job = await insertAsyncJob(trx, { userId: actor.userId, clientId: actor.source, type, input });
     await enqueue(deps.boss, trx, asyncJobQueue, { jobId: job.id });
     return job;
   });
 }
 
 /** `get_async_job_status`: an unknown id, another user's, or one of another type is `not_found`. */
-export async function getAsyncJobStatus(
-  db: Db,
-  principal: TokenPrincipal,
-  input: AsyncJobStatusInput,
-): Promise<AsyncJobStatus> {
+export async function getAsyncJobStatus(db: Db, actor: Actor, input: AsyncJobStatusInput): Promise<AsyncJobStatus> {
   const job = UUID_PATTERN.test(input.job_id)
-    ? await findUserAsyncJob(db, principal.userId, input.job_type, input.job_id)
+    ? await findUserAsyncJob(db, actor.userId, input.job_type, input.job_id)
     : undefined;
   if (!job) throw new AppError('not_found', `No ${input.job_type} job ${input.job_id}.`);
   return toAsyncJobStatus(job);

@@ -16,6 +16,15 @@ export interface ChangeRecord {
   readonly fromDate: string;
 }
 
+/**
+ * What a service that writes an input of the derived data needs: the handle
+ * its write and change record run on, the pool or the caller's transaction
+ * (passed down, so the caller's transaction holds both).
+ */
+export interface InputWriteDeps {
+  readonly db: DbOrTrx;
+}
+
 /** The earliest date there can be: "recompute everything" (a profile change touches every day). */
 export const FROM_THE_BEGINNING = '0001-01-01';
 

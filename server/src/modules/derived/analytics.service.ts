@@ -10,7 +10,7 @@ import {
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { addDays, localDateOf } from '../../lib/dates.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import {
   findFirstDataDates,
   findModelProfile,
@@ -120,21 +120,21 @@ function toComponentBody(component: RecoveryDay['components'][keyof RecoveryDay[
 /** The stored days of a range (default: the 30 days up to today; at most 366). */
 export async function getTrainingLoad(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: { from?: string; to?: string },
 ): Promise<TrainingLoad> {
-  const page = resolveDatePage({ ...query, limit: 1 }, principal.timeZone);
-  const rows = await listTrainingLoad(db, principal.userId, page.from, page.to);
+  const page = resolveDatePage({ ...query, limit: 1 }, actor.timeZone);
+  const rows = await listTrainingLoad(db, actor.userId, page.from, page.to);
   return { items: rows.map((row) => row as TrainingLoadDayBody) };
 }
 
 export async function getRecoveryPage(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: DateRangeQuery,
 ): Promise<KeysetPage<RecoveryDayBody>> {
-  const page = resolveDatePage(query, principal.timeZone);
-  const rows = await listRecovery(db, principal.userId, page);
+  const page = resolveDatePage(query, actor.timeZone);
+  const rows = await listRecovery(db, actor.userId, page);
   return keysetPage(
     rows,
     page.limit,

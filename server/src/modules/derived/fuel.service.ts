@@ -15,7 +15,7 @@ import {
 } from '../../lib/dates.ts';
 import { findModelProfile } from './analytics.repository.ts';
 import { stressOfWorkoutRow } from './training-load.model.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { findPlannedWorkout, listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import { defaultFtpWatts, exerciseFromBlocks, plannedWorkoutIntensity, type ExerciseInput } from './exercise.ts';
 import { planWorkoutFuel } from './fuel-plan.ts';
@@ -290,11 +290,11 @@ export async function recomputeFuel(trx: DbOrTrx, userId: string, fromDate: stri
 /** `GET /api/fuel/timeline`: the stored chain for at most 14 days, with the meals and workouts in it. */
 export async function getFuelTimeline(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: { readonly from?: string | undefined; readonly to?: string | undefined },
   now = new Date(),
 ): Promise<FuelTimeline> {
-  const athlete = await athleteOf(db, principal.userId);
+  const athlete = await athleteOf(db, actor.userId);
   const today = localDateOf(now, athlete.timeZone);
   const from = query.from ?? (query.to ? addDays(query.to, -2) : today);
   const to = query.to ?? addDays(from, 2);
@@ -305,8 +305,8 @@ export async function getFuelTimeline(
     });
   }
   const [stored, inputs] = await Promise.all([
-    listFuelDays(db, principal.userId, from, to),
-    loadInputs(db, principal.userId, athlete, { from, to, today, now }),
+    listFuelDays(db, actor.userId, from, to),
+    loadInputs(db, actor.userId, athlete, { from, to, today, now }),
   ]);
   const total = athlete.capacity.liverG + athlete.capacity.muscleG;
   const fromMs = localMidnightMs(from, athlete.timeZone);
@@ -379,16 +379,16 @@ function dayFormatter(day: StoredFuelDay, timeZone: string): (atMs: number) => s
  */
 export async function getPlannedWorkoutFuel(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   id: string,
   now = new Date(),
 ): Promise<PlannedWorkoutFuel> {
-  const row = await findPlannedWorkout(db, principal.userId, id);
+  const row = await findPlannedWorkout(db, actor.userId, id);
   if (!row) throw new AppError('not_found', `No planned workout ${id}.`);
-  const athlete = await athleteOf(db, principal.userId);
+  const athlete = await athleteOf(db, actor.userId);
   const today = localDateOf(now, athlete.timeZone);
-  const stored = await findFuelDay(db, principal.userId, row.date);
-  const inputs = await loadInputs(db, principal.userId, athlete, { from: row.date, to: row.date, today, now });
+  const stored = await findFuelDay(db, actor.userId, row.date);
+  const inputs = await loadInputs(db, actor.userId, athlete, { from: row.date, to: row.date, today, now });
   const placed = inputs.planned.find((plan) => plan.row.id === id);
   if (!placed) {
     throw new AppError(

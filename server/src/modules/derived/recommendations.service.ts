@@ -10,9 +10,9 @@ import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { RecommendationRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import type { AnalyticsInputDeps } from './recompute-request.ts';
+import type { InputWriteDeps } from '../changes/changes.repository.ts';
 import { appendNutritionItems } from '../nutrition/nutrition.service.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { getPlannedWorkout, patchPlannedWorkout } from '../planned-workouts/planned-workouts.service.ts';
 import { scalePlannedWorkout } from './recommendation-rules.ts';
 import {
@@ -32,10 +32,10 @@ function notOpen(row: RecommendationRow): AppError {
 
 export async function listRecommendationsOf(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: RecommendationListQuery,
 ): Promise<RecommendationList> {
-  const rows = await listRecommendations(db, principal.userId, { status: query.status, limit: query.limit });
+  const rows = await listRecommendations(db, actor.userId, { status: query.status, limit: query.limit });
   return { items: rows.map(toRecommendation) };
 }
 
@@ -47,51 +47,43 @@ export async function listRecommendationsOf(
  * the calling app. The row stays locked meanwhile, so a concurrent accept or
  * dismiss waits and then finds it decided (`conflict`).
  */
-export async function acceptRecommendation(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
-  id: string,
-): Promise<Recommendation> {
+export async function acceptRecommendation(deps: InputWriteDeps, actor: Actor, id: string): Promise<Recommendation> {
   return inTransaction(deps.db, async (trx) => {
-    const row = await findRecommendationForUpdate(trx, principal.userId, id);
+    const row = await findRecommendationForUpdate(trx, actor.userId, id);
     if (!row) throw notFound(id);
     if (row.status !== 'open') throw notOpen(row);
-    await applyAction({ ...deps, db: trx }, principal, row.action as RecommendationAction);
-    const decided = await decideRecommendation(trx, principal.userId, id, 'accepted');
+    await applyAction({ ...deps, db: trx }, actor, row.action as RecommendationAction);
+    const decided = await decideRecommendation(trx, actor.userId, id, 'accepted');
     if (!decided) throw notOpen(row);
     return toRecommendation(decided);
   });
 }
 
 /** Dismiss an open recommendation; nothing else changes, and its situation is not suggested again. */
-export async function dismissRecommendation(db: Db, principal: TokenPrincipal, id: string): Promise<Recommendation> {
+export async function dismissRecommendation(db: Db, actor: Actor, id: string): Promise<Recommendation> {
   return inTransaction(db, async (trx) => {
-    const row = await findRecommendationForUpdate(trx, principal.userId, id);
+    const row = await findRecommendationForUpdate(trx, actor.userId, id);
     if (!row) throw notFound(id);
-    const decided = await decideRecommendation(trx, principal.userId, id, 'dismissed');
+    const decided = await decideRecommendation(trx, actor.userId, id, 'dismissed');
     if (!decided) throw notOpen(row);
     return toRecommendation(decided);
   });
 }
 
-async function applyAction(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
-  action: RecommendationAction,
-): Promise<void> {
+async function applyAction(deps: InputWriteDeps, actor: Actor, action: RecommendationAction): Promise<void> {
   switch (action.type) {
     case 'swap_structure':
-      await patchPlannedWorkout(deps, principal, action.plannedWorkoutId, {
+      await patchPlannedWorkout(deps, actor, action.plannedWorkoutId, {
         structure: action.structure,
         durationSecs: action.durationSecs,
         trainingStress: action.trainingStress,
       });
       return;
     case 'log_nutrition':
-      await logAdvice(deps, principal, action.items);
+      await logAdvice(deps, actor, action.items);
       return;
     case 'scale_week':
-      await scaleWeek(deps, principal, action.plannedWorkoutIds, action.scaleTrainingStress);
+      await scaleWeek(deps, actor, action.plannedWorkoutIds, action.scaleTrainingStress);
       return;
   }
 }
@@ -114,8 +106,8 @@ const ADVICE_ITEM_NAMES: Readonly<Record<AbsorptionType, string>> = {
  * time, so the items start no earlier than the athlete's last write.
  */
 async function logAdvice(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
+  deps: InputWriteDeps,
+  actor: Actor,
   items: Extract<RecommendationAction, { type: 'log_nutrition' }>['items'],
 ): Promise<void> {
   const byDate = new Map<string, typeof items>();
@@ -123,7 +115,7 @@ async function logAdvice(
   for (const [date, dayItems] of byDate) {
     await appendNutritionItems(
       deps,
-      principal,
+      actor,
       date,
       dayItems.map((item) => ({
         name: ADVICE_ITEM_NAMES[item.absorptionType],
@@ -137,22 +129,17 @@ async function logAdvice(
 }
 
 /** Scale each listed planned workout that still exists (a deleted one is skipped). */
-async function scaleWeek(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
-  ids: readonly string[],
-  factor: number,
-): Promise<void> {
+async function scaleWeek(deps: InputWriteDeps, actor: Actor, ids: readonly string[], factor: number): Promise<void> {
   for (const id of ids) {
     let workout;
     try {
-      workout = await getPlannedWorkout(deps.db, principal, id);
+      workout = await getPlannedWorkout(deps.db, actor, id);
     } catch (error) {
       if (error instanceof AppError && error.code === 'not_found') continue;
       throw error;
     }
     const patch = scalePlannedWorkout(workout, factor);
-    if (Object.keys(patch).length > 0) await patchPlannedWorkout(deps, principal, id, patch);
+    if (Object.keys(patch).length > 0) await patchPlannedWorkout(deps, actor, id, patch);
   }
 }
 

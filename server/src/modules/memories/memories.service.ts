@@ -8,19 +8,19 @@ import {
 import type { Db } from '../../db/database.ts';
 import type { MemoryRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { deleteMemory, insertMemoryWithinCap, listMemories } from './memories.repository.ts';
 
 /** Keep a fact about the athlete; the calling app is its source. At most `MEMORIES_PER_USER_MAX` per user. */
-export async function rememberMemory(db: Db, principal: TokenPrincipal, input: MemoryCreate): Promise<Memory> {
+export async function rememberMemory(db: Db, actor: Actor, input: MemoryCreate): Promise<Memory> {
   const row = await insertMemoryWithinCap(
     db,
     {
-      userId: principal.userId,
+      userId: actor.userId,
       content: input.content,
       category: input.category,
       pinned: input.pinned,
-      source: principal.clientId,
+      source: actor.source,
     },
     MEMORIES_PER_USER_MAX,
   );
@@ -34,14 +34,14 @@ export async function rememberMemory(db: Db, principal: TokenPrincipal, input: M
   return toMemory(row);
 }
 
-export async function listUserMemories(db: Db, principal: TokenPrincipal, query: MemoryListQuery): Promise<MemoryList> {
-  const rows = await listMemories(db, principal.userId, query);
+export async function listUserMemories(db: Db, actor: Actor, query: MemoryListQuery): Promise<MemoryList> {
+  const rows = await listMemories(db, actor.userId, query);
   return { items: rows.map(toMemory) };
 }
 
 /** Another user's id is "not found" too. */
-export async function forgetMemory(db: Db, principal: TokenPrincipal, id: string): Promise<void> {
-  if (!(await deleteMemory(db, principal.userId, id))) throw new AppError('not_found', `No memory ${id}.`);
+export async function forgetMemory(db: Db, actor: Actor, id: string): Promise<void> {
+  if (!(await deleteMemory(db, actor.userId, id))) throw new AppError('not_found', `No memory ${id}.`);
 }
 
 function toMemory(row: MemoryRow): Memory {

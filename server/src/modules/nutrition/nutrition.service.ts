@@ -8,13 +8,13 @@ import {
   type NutritionUpsert,
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../derived/recompute-request.ts';
+import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { addDays, formatWithOffset, offsetMinutesOf, resolveLocalDate } from '../../lib/dates.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import {
   findNutritionLogs,
   listNutritionDates,
@@ -33,26 +33,26 @@ export interface NutritionUpsertResult {
  * absent `rawJson` keeps what the app sent before.
  */
 export async function upsertNutritionDay(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
+  deps: InputWriteDeps,
+  actor: Actor,
   input: NutritionUpsert,
 ): Promise<NutritionUpsertResult> {
-  const date = resolveLocalDate(input.date, principal.timeZone);
+  const date = resolveLocalDate(input.date, actor.timeZone);
   return inTransaction(deps.db, async (trx) => {
     // An item may be eaten on another calendar day than the log's date: recompute from the earliest.
     const earliest = [date, ...input.items.map((item) => item.logged_at.slice(0, 10))].sort()[0] ?? date;
-    await requestRecompute(deps, trx, principal.userId, addDays(earliest, -1));
+    await recordChange(trx, { userId: actor.userId, kind: 'nutrition', fromDate: addDays(earliest, -1) });
     const { log, created } = await upsertNutritionLog(trx, {
-      userId: principal.userId,
+      userId: actor.userId,
       date,
-      source: principal.clientId,
+      source: actor.source,
       rawJson: input.rawJson,
     });
     const items = await replaceNutritionItems(
       trx,
       log.id,
       input.items.map((item, position) => ({
-        userId: principal.userId,
+        userId: actor.userId,
         position,
         name: item.name,
         carbs: item.carbs ?? null,
@@ -94,19 +94,19 @@ export async function upsertNutritionDay(
  * `MAX_ITEMS_PER_DAY` items in all (else `unprocessable`).
  */
 export async function appendNutritionItems(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
+  deps: InputWriteDeps,
+  actor: Actor,
   date: string,
   items: NutritionUpsert['items'],
 ): Promise<NutritionUpsertResult> {
   return inTransaction(deps.db, async (trx) => {
     const { log } = await upsertNutritionLog(trx, {
-      userId: principal.userId,
+      userId: actor.userId,
       date,
-      source: principal.clientId,
+      source: actor.source,
       rawJson: undefined,
     });
-    const { items: stored } = await findNutritionLogs(trx, principal.userId, [date]);
+    const { items: stored } = await findNutritionLogs(trx, actor.userId, [date]);
     const kept = stored.filter((item) => item.logId === log.id).map(toItemInput);
     if (kept.length + items.length > MAX_ITEMS_PER_DAY) {
       throw new AppError(
@@ -114,7 +114,7 @@ export async function appendNutritionItems(
         `The log of ${date} would hold ${String(kept.length + items.length)} items; at most ${String(MAX_ITEMS_PER_DAY)} a day.`,
       );
     }
-    return upsertNutritionDay({ ...deps, db: trx }, principal, { date, items: [...kept, ...items] });
+    return upsertNutritionDay({ ...deps, db: trx }, actor, { date, items: [...kept, ...items] });
   });
 }
 
@@ -139,13 +139,13 @@ function toItemInput(row: NutritionItemRow): NutritionUpsert['items'][number] {
 
 export async function listNutritionDays(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: DateRangeQuery,
 ): Promise<KeysetPage<NutritionDay>> {
-  const page = resolveDatePage(query, principal.timeZone);
-  const dates = await listNutritionDates(db, principal.userId, page);
+  const page = resolveDatePage(query, actor.timeZone);
+  const dates = await listNutritionDates(db, actor.userId, page);
   const shown = keysetPage(dates, page.limit, (date) => date, encodeDateCursor);
-  const { logs, items } = await findNutritionLogs(db, principal.userId, shown.items);
+  const { logs, items } = await findNutritionLogs(db, actor.userId, shown.items);
   return { items: shown.items.map((date) => mergeDay(date, logs, items)), nextCursor: shown.nextCursor };
 }
 

@@ -8,12 +8,12 @@ import type {
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../derived/recompute-request.ts';
+import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { resolveDatePage } from '../../lib/date-range.ts';
 import { localDateOf, resolveLocalDate } from '../../lib/dates.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { decodePlannedWorkoutCursor, encodePlannedWorkoutCursor } from './planned-workouts.cursor.ts';
 import {
   deletePlannedWorkout,
@@ -50,59 +50,56 @@ function valuesOf(input: PlannedWorkoutPatch, timeZone: string): PlannedWorkoutV
  * as docs/design.md §3 "Dates" says); the calling app is recorded as its source.
  */
 export async function createPlannedWorkout(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
+  deps: InputWriteDeps,
+  actor: Actor,
   input: PlannedWorkoutCreate,
 ): Promise<PlannedWorkout> {
   return inTransaction(deps.db, async (trx) => {
     const row = await insertPlannedWorkout(trx, {
-      ...valuesOf(input, principal.timeZone),
-      userId: principal.userId,
-      date: resolveLocalDate(input.date, principal.timeZone),
+      ...valuesOf(input, actor.timeZone),
+      userId: actor.userId,
+      date: resolveLocalDate(input.date, actor.timeZone),
       sport: input.sport,
       title: input.title,
-      source: principal.clientId,
+      source: actor.source,
     });
-    await requestRecompute(deps, trx, principal.userId, row.date);
+    await recordChange(trx, { userId: actor.userId, kind: 'planned_workouts', fromDate: row.date });
     return toPlannedWorkout(row);
   });
 }
 
-export async function getPlannedWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<PlannedWorkout> {
-  const row = await findPlannedWorkout(db, principal.userId, id);
+export async function getPlannedWorkout(db: Db, actor: Actor, id: string): Promise<PlannedWorkout> {
+  const row = await findPlannedWorkout(db, actor.userId, id);
   if (!row) throw notFound(id);
   return toPlannedWorkout(row);
 }
 
 /** Merge top-level fields; `structure` is replaced whole. An empty patch answers the stored workout. */
 export async function patchPlannedWorkout(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
+  deps: InputWriteDeps,
+  actor: Actor,
   id: string,
   patch: PlannedWorkoutPatch,
 ): Promise<PlannedWorkout> {
-  const values = valuesOf(patch, principal.timeZone);
+  const values = valuesOf(patch, actor.timeZone);
   return inTransaction(deps.db, async (trx) => {
-    const before = await findPlannedWorkout(trx, principal.userId, id);
+    const before = await findPlannedWorkout(trx, actor.userId, id);
     if (!before) throw notFound(id);
     if (Object.keys(values).length === 0) return toPlannedWorkout(before);
-    const row = await updatePlannedWorkout(trx, principal.userId, id, values);
+    const row = await updatePlannedWorkout(trx, actor.userId, id, values);
     if (!row) throw notFound(id);
     // The fuel of both its old and its new day changes.
-    await requestRecompute(deps, trx, principal.userId, row.date < before.date ? row.date : before.date);
+    const fromDate = row.date < before.date ? row.date : before.date;
+    await recordChange(trx, { userId: actor.userId, kind: 'planned_workouts', fromDate });
     return toPlannedWorkout(row);
   });
 }
 
-export async function removePlannedWorkout(
-  deps: AnalyticsInputDeps,
-  principal: TokenPrincipal,
-  id: string,
-): Promise<void> {
+export async function removePlannedWorkout(deps: InputWriteDeps, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
-    const date = await deletePlannedWorkout(trx, principal.userId, id);
+    const date = await deletePlannedWorkout(trx, actor.userId, id);
     if (date === undefined) throw notFound(id);
-    await requestRecompute(deps, trx, principal.userId, date);
+    await recordChange(trx, { userId: actor.userId, kind: 'planned_workouts', fromDate: date });
   });
 }
 
@@ -112,17 +109,17 @@ export async function removePlannedWorkout(
  */
 export async function listPlannedWorkoutPage(
   db: Db,
-  principal: TokenPrincipal,
+  actor: Actor,
   query: PlannedWorkoutListQuery,
 ): Promise<KeysetPage<PlannedWorkout>> {
   const { cursor, ...range } = query;
   const page = resolveDatePage(
     range.from === undefined && range.to === undefined
-      ? { ...range, from: localDateOf(new Date(), principal.timeZone) }
+      ? { ...range, from: localDateOf(new Date(), actor.timeZone) }
       : range,
-    principal.timeZone,
+    actor.timeZone,
   );
-  const rows = await listPlannedWorkouts(db, principal.userId, {
+  const rows = await listPlannedWorkouts(db, actor.userId, {
     from: page.from,
     to: page.to,
     after: cursor === undefined ? undefined : decodePlannedWorkoutCursor(cursor),

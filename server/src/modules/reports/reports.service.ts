@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.ts';
 import type { ReportRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage } from '../../lib/cursor.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { findUserReport, listUserReports, type ReportSummaryRow } from './reports.repository.ts';
 
 /** `created_at` as the repository spells it for the keyset: UTC, microseconds. */
@@ -27,8 +27,8 @@ function decodeReportCursor(cursor: string): ReportPosition {
 }
 
 /** Finished reports, newest first, optionally of one type. */
-export async function listReportPage(db: Db, principal: TokenPrincipal, query: ReportListQuery): Promise<ReportPage> {
-  const rows = await listUserReports(db, principal.userId, {
+export async function listReportPage(db: Db, actor: Actor, query: ReportListQuery): Promise<ReportPage> {
+  const rows = await listUserReports(db, actor.userId, {
     type: query.type,
     before: query.cursor === undefined ? undefined : decodeReportCursor(query.cursor),
     limit: query.limit,
@@ -40,8 +40,8 @@ export async function listReportPage(db: Db, principal: TokenPrincipal, query: R
  * One report. An unknown id and another user's id are the same `not_found`;
  * so is a report whose job has not finished (the row is written when it does).
  */
-export async function getReport(db: Db, principal: TokenPrincipal, id: string): Promise<Report> {
-  const row = UUID_PATTERN.test(id) ? await findUserReport(db, principal.userId, id) : undefined;
+export async function getReport(db: Db, actor: Actor, id: string): Promise<Report> {
+  const row = UUID_PATTERN.test(id) ? await findUserReport(db, actor.userId, id) : undefined;
   if (!row) throw new AppError('not_found', `No report ${id}.`);
   return toReport(row);
 }

@@ -7,13 +7,13 @@ import {
   WellnessUpsertSchema,
 } from '@pacer/contract';
 import { z } from 'zod';
-import type { AnalyticsInputDeps } from '../derived/recompute-request.ts';
+import type { InputWriteDeps } from '../changes/changes.repository.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { upsertNutritionDay } from '../nutrition/nutrition.service.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { updateProfile } from '../profile/profile.service.ts';
 import { upsertWellnessDay } from '../wellness/wellness.service.ts';
-import { findEventPrincipal } from './webhooks.repository.ts';
+import { findEventGrantee } from './webhooks.repository.ts';
 
 /**
  * The events a webhook body may carry (docs/design.md §3 "Incoming webhooks"):
@@ -25,7 +25,7 @@ import { findEventPrincipal } from './webhooks.repository.ts';
 interface EventHandler {
   readonly scope: Scope;
   readonly data: z.ZodType;
-  apply(deps: AnalyticsInputDeps, principal: TokenPrincipal, data: unknown): Promise<Record<string, unknown>>;
+  apply(deps: InputWriteDeps, actor: Actor, data: unknown): Promise<Record<string, unknown>>;
 }
 
 /** One handler per event name of the contract (a name without a handler fails to compile). */
@@ -33,28 +33,24 @@ const HANDLERS: Readonly<Record<WebhookEventName, EventHandler>> = {
   'wellness.upsert': {
     scope: 'health:write',
     data: WellnessUpsertSchema,
-    async apply(deps, principal, data) {
-      const { record, created } = await upsertWellnessDay(
-        deps,
-        principal,
-        data as z.infer<typeof WellnessUpsertSchema>,
-      );
+    async apply(deps, actor, data) {
+      const { record, created } = await upsertWellnessDay(deps, actor, data as z.infer<typeof WellnessUpsertSchema>);
       return { date: record.date, created };
     },
   },
   'nutrition.upsert': {
     scope: 'nutrition:write',
     data: NutritionUpsertSchema,
-    async apply(deps, principal, data) {
-      const { log, created } = await upsertNutritionDay(deps, principal, data as z.infer<typeof NutritionUpsertSchema>);
+    async apply(deps, actor, data) {
+      const { log, created } = await upsertNutritionDay(deps, actor, data as z.infer<typeof NutritionUpsertSchema>);
       return { date: log.date, items: log.items.length, created };
     },
   },
   'profile.update': {
     scope: 'profile:write',
     data: ProfilePatchSchema,
-    async apply(deps, principal, data) {
-      const profile = await updateProfile(deps, principal.userId, data as z.infer<typeof ProfilePatchSchema>);
+    async apply(deps, actor, data) {
+      const profile = await updateProfile(deps, actor.userId, data as z.infer<typeof ProfilePatchSchema>);
       return { updatedAt: profile.updatedAt };
     },
   },
@@ -136,7 +132,7 @@ function zodErrors(prefix: string, error: z.ZodError): FieldError[] {
  * a retry cannot fix; anything else is transient.
  */
 export async function applyEvent(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   client: { readonly id: string; readonly clientId: string },
   parsed: ParsedEvent,
 ): Promise<Record<string, unknown>> {
@@ -155,8 +151,8 @@ export async function applyEvent(
       errors,
     );
   }
-  const principal = await findEventPrincipal(deps.db, client.id, target.data.user, handler.scope);
-  if (!principal) {
+  const grantee = await findEventGrantee(deps.db, client.id, target.data.user, handler.scope);
+  if (!grantee) {
     throw new PermanentEventError(
       'no_grant',
       `The app holds no active grant from user ${target.data.user} with the scope ${handler.scope}.`,
@@ -165,20 +161,11 @@ export async function applyEvent(
   try {
     const outcome = await handler.apply(
       deps,
-      {
-        userId: principal.userId,
-        role: principal.role,
-        timeZone: principal.timeZone,
-        clientId: client.clientId,
-        grantId: principal.grantId,
-        scopes: principal.scopes,
-        resource: null,
-        // Webhook events are applied whatever the feature flags say: the app holds the scope.
-        nutritionEnabled: true,
-      },
+      // Webhook events are applied whatever the feature flags say: the app holds the scope.
+      { userId: grantee.userId, timeZone: grantee.timeZone, source: client.clientId, scopes: grantee.scopes },
       data.data,
     );
-    return { event: parsed.event, user: principal.userId, ...outcome };
+    return { event: parsed.event, user: grantee.userId, ...outcome };
   } catch (error) {
     // The services' own rules (cross-field checks, a deleted account) are as final as schema errors.
     if (error instanceof AppError && error.code !== 'internal_error' && error.code !== 'service_unavailable') {

@@ -1,7 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import { preparedStatement, type DbOrTrx } from '../../db/database.ts';
 import type { WebhookDeliveriesTable, WebhookDeliveryRow, WebhookDeliveryState } from '../../db/tables.ts';
-import type { UserRole } from '../../db/tables.ts';
 
 /** What ingest needs of an app: looked up on every delivery, so rotation counts at once. */
 export interface WebhookClient {
@@ -344,10 +343,9 @@ export async function deleteWebhookIdsReceivedBefore(db: DbOrTrx, before: Date):
   return Number(result.numDeletedRows);
 }
 
-export interface EventPrincipal {
-  readonly grantId: string;
+/** The user an event acts for, and what the app's grant lets it do. */
+export interface EventGrantee {
   readonly userId: string;
-  readonly role: UserRole;
   readonly timeZone: string;
   readonly scopes: string[];
 }
@@ -356,16 +354,16 @@ export interface EventPrincipal {
  * The user an event is for, when the app (`clientRowId`, the client's row id)
  * holds a live (not revoked) grant from that active user that carries `scope`.
  */
-export async function findEventPrincipal(
+export async function findEventGrantee(
   db: DbOrTrx,
   clientRowId: string,
   userId: string,
   scope: string,
-): Promise<EventPrincipal | undefined> {
+): Promise<EventGrantee | undefined> {
   return db
     .selectFrom('oauthGrants')
     .innerJoin('users', 'users.id', 'oauthGrants.userId')
-    .select(['oauthGrants.id as grantId', 'users.id as userId', 'users.role', 'users.timeZone', 'oauthGrants.scopes'])
+    .select(['users.id as userId', 'users.timeZone', 'oauthGrants.scopes'])
     .where('oauthGrants.clientId', '=', clientRowId)
     .where('oauthGrants.userId', '=', userId)
     .where('oauthGrants.revokedAt', 'is', null)
@@ -373,7 +371,7 @@ export async function findEventPrincipal(
     .where(sql<boolean>`${scope} = ANY(oauth_grants.scopes)`)
     .orderBy('oauthGrants.createdAt', 'desc')
     .limit(1)
-    .modifyEnd(preparedStatement('webhook_event_principal'))
+    .modifyEnd(preparedStatement('webhook_event_grantee'))
     .executeTakeFirst();
 }
 

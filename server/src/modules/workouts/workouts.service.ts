@@ -4,7 +4,7 @@ import { AppError } from '../../errors.ts';
 import { resolveDatePage } from '../../lib/date-range.ts';
 import { localDateOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
-import type { TokenPrincipal } from '../oauth/token.service.ts';
+import type { Actor } from '../../lib/actor.ts';
 import type { DecodedActivity, FitRefusal } from './fit-activity.ts';
 import type { DecodeTicket, FitDecodeQueue } from './fit-decode-queue.ts';
 import { FitDecodeTimeoutError, FitDecoderError } from './fit-decoder.pool.ts';
@@ -26,7 +26,7 @@ import {
 } from './workouts.repository.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../derived/recompute-request.ts';
+import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 
 /** A FIT upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
 export interface FitUpload {
@@ -41,7 +41,7 @@ export interface FitUpload {
   readonly ticket: DecodeTicket;
 }
 
-export interface WorkoutsDeps extends AnalyticsInputDeps {
+export interface WorkoutsDeps extends InputWriteDeps {
   readonly db: Db;
   readonly decoding: FitDecodeQueue;
 }
@@ -53,8 +53,8 @@ export interface WorkoutsDeps extends AnalyticsInputDeps {
  * process holds as many files or bytes as it may (fit-decode-queue.ts). The
  * caller releases it when the request ends.
  */
-export function admitFitUpload(decoding: FitDecodeQueue, principal: TokenPrincipal, bytes: number): DecodeTicket {
-  return decoding.admit(principal.userId, bytes);
+export function admitFitUpload(decoding: FitDecodeQueue, actor: Actor, bytes: number): DecodeTicket {
+  return decoding.admit(actor.userId, bytes);
 }
 
 export interface WorkoutUploadResult {
@@ -84,23 +84,23 @@ function relabelOf(upload: FitUpload): WorkoutRelabel {
  */
 export async function uploadFitWorkout(
   deps: WorkoutsDeps,
-  principal: TokenPrincipal,
+  actor: Actor,
   upload: FitUpload,
 ): Promise<WorkoutUploadResult> {
   const relabel = relabelOf(upload);
-  const knownId = await findWorkoutIdByFile(deps.db, principal.userId, upload.sha256);
+  const knownId = await findWorkoutIdByFile(deps.db, actor.userId, upload.sha256);
   if (knownId !== undefined) {
-    const id = await relabelWorkout(deps.db, principal.userId, knownId, relabel);
+    const id = await relabelWorkout(deps.db, actor.userId, knownId, relabel);
     // Deleted in between: it is a new upload after all.
-    if (id !== undefined) return { workout: await readWorkout(deps.db, principal, id), created: false };
+    if (id !== undefined) return { workout: await readWorkout(deps.db, actor, id), created: false };
   }
 
   // The user's FTP (for the training stress) is read while the worker decodes.
   const [activity, user] = await Promise.all([
     decodeOrRefuse(upload.ticket, upload.bytes),
-    findUserById(deps.db, principal.userId),
+    findUserById(deps.db, actor.userId),
   ]);
-  const localStart = localStartOf(activity, principal.timeZone);
+  const localStart = localStartOf(activity, actor.timeZone);
   const localDate = localStart.date;
   const { summary } = activity;
 
@@ -108,13 +108,13 @@ export async function uploadFitWorkout(
     const result = await upsertWorkout(
       trx,
       {
-        userId: principal.userId,
+        userId: actor.userId,
         fileSha256: upload.sha256,
         fileSize: upload.bytes.length,
         fileName: upload.fileName,
         name: upload.name ?? defaultName(activity.sport, localStart.hour),
         metadata: JSON.stringify(upload.metadata ?? {}),
-        source: principal.clientId,
+        source: actor.source,
         sport: activity.sport,
         subSport: activity.subSport,
         startTime: activity.startTime,
@@ -138,12 +138,12 @@ export async function uploadFitWorkout(
     );
     // A concurrent upload of the same bytes may have won the insert; its file is the same.
     if (result.created) {
-      await insertWorkoutFile(trx, { workoutId: result.id, userId: principal.userId, bytes: upload.bytes });
-      await requestRecompute(deps, trx, principal.userId, localDate);
+      await insertWorkoutFile(trx, { workoutId: result.id, userId: actor.userId, bytes: upload.bytes });
+      await recordChange(trx, { userId: actor.userId, kind: 'workouts', fromDate: localDate });
     }
     return result;
   });
-  return { workout: await readWorkout(deps.db, principal, id), created };
+  return { workout: await readWorkout(deps.db, actor, id), created };
 }
 
 /** Decoded in the worker pool; a file the decoder refuses, or that exhausts a worker's time or memory, is a 422. */
@@ -237,14 +237,14 @@ function roundTo(value: number | null, decimals: number): number | null {
   return value === null ? null : Math.round(value * 10 ** decimals) / 10 ** decimals;
 }
 
-async function readWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<Workout> {
-  const row = await findWorkout(db, principal.userId, id);
+async function readWorkout(db: Db, actor: Actor, id: string): Promise<Workout> {
+  const row = await findWorkout(db, actor.userId, id);
   if (!row) throw notFound();
   return toWorkout(row);
 }
 
-export async function getWorkout(db: Db, principal: TokenPrincipal, id: string): Promise<Workout> {
-  return readWorkout(db, principal, id);
+export async function getWorkout(db: Db, actor: Actor, id: string): Promise<Workout> {
+  return readWorkout(db, actor, id);
 }
 
 /** Keyset cursor: the (startTime, id) of the last workout of the previous page. */
@@ -264,14 +264,10 @@ function decodeWorkoutCursor(cursor: string): { startTime: Date; id: string } {
  * A page of workouts whose local date is in `[from, to]` (bounded as every
  * date-range list is), newest first.
  */
-export async function listWorkoutPage(
-  db: Db,
-  principal: TokenPrincipal,
-  query: WorkoutListQuery,
-): Promise<KeysetPage<Workout>> {
-  const page = resolveDatePage({ ...query, cursor: undefined }, principal.timeZone);
+export async function listWorkoutPage(db: Db, actor: Actor, query: WorkoutListQuery): Promise<KeysetPage<Workout>> {
+  const page = resolveDatePage({ ...query, cursor: undefined }, actor.timeZone);
   const before = query.cursor === undefined ? undefined : decodeWorkoutCursor(query.cursor);
-  const rows = await listWorkouts(db, principal.userId, {
+  const rows = await listWorkouts(db, actor.userId, {
     from: page.from,
     to: page.to,
     sport: query.sport,
@@ -288,8 +284,8 @@ export interface WorkoutFileDownload {
   readonly sha256: string;
 }
 
-export async function getWorkoutFile(db: Db, principal: TokenPrincipal, id: string): Promise<WorkoutFileDownload> {
-  const file = await findWorkoutFile(db, principal.userId, id);
+export async function getWorkoutFile(db: Db, actor: Actor, id: string): Promise<WorkoutFileDownload> {
+  const file = await findWorkoutFile(db, actor.userId, id);
   if (!file) throw notFound();
   const fileName = file.fileName ?? `${file.name.replace(/[^\w.-]+/g, '_').slice(0, 100) || 'workout'}.fit`;
   return { bytes: file.bytes, fileName, sha256: file.fileSha256 };
@@ -303,17 +299,17 @@ export async function getWorkoutFile(db: Db, principal: TokenPrincipal, id: stri
  */
 export async function getWorkoutStreams(
   deps: WorkoutsDeps,
-  principal: TokenPrincipal,
+  actor: Actor,
   id: string,
   maxPoints: number | undefined,
 ): Promise<WorkoutStreams> {
-  const found = await findWorkoutStreams(deps.db, principal.userId, id);
+  const found = await findWorkoutStreams(deps.db, actor.userId, id);
   if (!found) throw notFound();
   let streamsJson = found.streamsJson;
   if (streamsJson === null) {
-    const ticket = deps.decoding.admit(principal.userId, found.fileSize);
+    const ticket = deps.decoding.admit(actor.userId, found.fileSize);
     try {
-      streamsJson = await decodeStoredStreams(deps, principal, id, ticket);
+      streamsJson = await decodeStoredStreams(deps, actor, id, ticket);
     } finally {
       ticket.release();
     }
@@ -331,11 +327,11 @@ export async function getWorkoutStreams(
 
 async function decodeStoredStreams(
   deps: WorkoutsDeps,
-  principal: TokenPrincipal,
+  actor: Actor,
   id: string,
   ticket: DecodeTicket,
 ): Promise<string> {
-  const file = await findWorkoutFile(deps.db, principal.userId, id);
+  const file = await findWorkoutFile(deps.db, actor.userId, id);
   if (!file) throw notFound();
   const outcome = await ticket.decodeStreams(file.bytes).catch((error: unknown) => {
     throw asRefusal(ticket, error);
@@ -344,15 +340,15 @@ async function decodeStoredStreams(
   if (!outcome.ok && outcome.tooManyRecords) throw refusal(ticket, outcome);
   // The file decoded when it was uploaded; failing now is our fault, not the caller's.
   if (!outcome.ok) throw new Error(`stored FIT file of workout ${id} no longer decodes: ${outcome.reason}`);
-  await cacheWorkoutStreams(deps.db, { workoutId: id, userId: principal.userId, streamsJson: outcome.streamsJson });
+  await cacheWorkoutStreams(deps.db, { workoutId: id, userId: actor.userId, streamsJson: outcome.streamsJson });
   return outcome.streamsJson;
 }
 
-export async function removeWorkout(deps: AnalyticsInputDeps, principal: TokenPrincipal, id: string): Promise<void> {
+export async function removeWorkout(deps: InputWriteDeps, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
-    const date = await deleteWorkout(trx, principal.userId, id);
+    const date = await deleteWorkout(trx, actor.userId, id);
     if (date === undefined) throw notFound();
-    await requestRecompute(deps, trx, principal.userId, date);
+    await recordChange(trx, { userId: actor.userId, kind: 'workouts', fromDate: date });
   });
 }
 
