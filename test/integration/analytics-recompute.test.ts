@@ -13,7 +13,7 @@ import type { Db, DbOrTrx } from '../../server/src/db/database.ts';
 import type { User } from '../../server/src/db/tables.ts';
 import type { Actor } from '../../server/src/lib/actor.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
-import { recomputeUser } from '../../server/src/modules/derived/recompute.service.ts';
+import { recomputeUser, recordDayRollovers } from '../../server/src/modules/derived/recompute.service.ts';
 import { upsertNutritionDay } from '../../server/src/modules/nutrition/nutrition.service.ts';
 import { upsertWellnessDay } from '../../server/src/modules/wellness/wellness.service.ts';
 import { tryLockUserForRecompute } from '../../server/src/modules/derived/recompute.repository.ts';
@@ -193,6 +193,21 @@ describe('change records and runs (an API process: no drainer, runs are called h
     expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 1 });
     expect(await storedRecoveryDays(api.db, user.id)).toBe(1);
   });
+
+  it('the hourly rollover brings a user whose numbers end before their today forward from their last day', async () => {
+    const { user, token } = await athlete();
+    const end = today();
+    const body = { date: addDays(end, -3), hrv: 60, restingHr: 50 };
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(201);
+    // Computed three days ago: the stored days end there.
+    const threeDaysAgo = new Date(Date.now() - 3 * 86_400_000);
+    expect(await recomputeUser(api.db, user.id, threeDaysAgo)).toMatchObject({ to: addDays(end, -3) });
+
+    expect(await recordDayRollovers(api.db)).toBeGreaterThanOrEqual(1);
+    expect(await changesOf(api.db, user.id)).toEqual([{ kind: 'day_rollover', fromDate: addDays(end, -3) }]);
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({ changedFrom: addDays(end, -3), to: end });
+    expect(await storedRecoveryDays(api.db, user.id)).toBe(4);
+  });
 });
 
 describe('a worker killed in the middle of a run', () => {
@@ -209,14 +224,16 @@ describe('a worker killed in the middle of a run', () => {
       await blocker.query('lock table daily_recovery in access exclusive mode');
       const date = today();
       expect((await call(api.url, 'POST', '/api/wellness', { token, body: { date, hrv: 58 } })).status).toBe(201);
+      // The run's backend waiting for the lock: nothing else in this database takes one on the table.
+      // (pg_stat_activity may still show the statement before: the next one waits as it is parsed.)
       const blockedRun = async () => {
         const { rows } = await blocker.query<{ pid: number }>(
           `select pid from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query ilike '%daily_recovery%'`,
+            where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
         );
         return rows[0]?.pid;
       };
-      await waitFor(async () => (await blockedRun()) !== undefined, 'the run to wait on the recovery rows');
+      await waitFor(async () => (await blockedRun()) !== undefined, 'the run to wait on the recovery rows', 30_000);
       const runPid = await blockedRun();
 
       await worker.kill();

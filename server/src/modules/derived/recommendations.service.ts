@@ -43,7 +43,7 @@ export async function listRecommendationsOf(
  * Accept an open recommendation: apply its action and mark it `accepted`,
  * in one transaction. The action goes through the services that own the
  * data (planned workouts, nutrition), as the app's own write would, so each
- * change asks for a recompute in this transaction too, and is attributed to
+ * change appends its change record in this transaction too, and is attributed to
  * the calling app. The row stays locked meanwhile, so a concurrent accept or
  * dismiss waits and then finds it decided (`conflict`).
  */
