@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import pLimit from 'p-limit';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { DRAIN_BATCH, listUsersToRecompute, recomputeUser } from './recompute.service.ts';
@@ -17,6 +18,13 @@ export interface DerivedDrainer {
   stop(): Promise<void>;
 }
 
+/**
+ * Users recomputed at once by one process: a run spends most of its time on
+ * round trips, so a few side by side keep many users' lag down while holding
+ * only that many pool connections.
+ */
+const RUNS_AT_ONCE = 4;
+
 /** A user whose run failed waits this long before the next attempt, doubling per failure up to the max. */
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 120_000;
@@ -33,6 +41,7 @@ export function startDerivedDrainer(options: DerivedDrainerOptions): DerivedDrai
   const logger = options.logger.child({ worker: 'derived' });
   const stopping = new AbortController();
   const failures = new Map<string, { readonly count: number; readonly retryAt: number }>();
+  const runsAtOnce = pLimit(RUNS_AT_ONCE);
   let runs = 0;
 
   async function recompute(userId: string): Promise<boolean> {
@@ -58,12 +67,10 @@ export function startDerivedDrainer(options: DerivedDrainerOptions): DerivedDrai
     const now = Date.now();
     const waiting = [...failures].filter(([, failure]) => failure.retryAt > now).map(([userId]) => userId);
     const users = await listUsersToRecompute(options.db, waiting);
-    let served = 0;
-    for (const userId of users) {
-      if (stopping.signal.aborted) break;
-      if (await recompute(userId)) served += 1;
-    }
-    return users.length === DRAIN_BATCH && served > 0;
+    const outcomes = await Promise.all(
+      users.map((userId) => runsAtOnce(async () => !stopping.signal.aborted && (await recompute(userId)))),
+    );
+    return users.length === DRAIN_BATCH && outcomes.includes(true);
   }
 
   const loop = (async () => {
