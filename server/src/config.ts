@@ -87,6 +87,8 @@ const EnvSchema = z.object({
   PACER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
   PACER_DB_PREPARED_STATEMENTS: flag(true),
   PACER_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(5),
+  // How often a worker looks for change records to recompute derived data from (modules/derived/derived-drainer.ts).
+  PACER_DERIVED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   PACER_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PACER_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
   PACER_REFRESH_TOKEN_TTL: seconds(7_776_000),
@@ -171,6 +173,11 @@ export interface Config {
    */
   readonly dbPreparedStatements: boolean;
   readonly queuePoolSize: number;
+  /**
+   * Interval of the derived-data drainer's poll: also the window in which a
+   * burst of one user's writes coalesces into one recompute.
+   */
+  readonly derivedPollMs: number;
   /** Which peers' `X-Forwarded-For` names the client (Express `trust proxy`); `false`: none. */
   readonly trustProxy: TrustProxy;
   readonly databaseUrl: string | undefined;
@@ -296,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: e.PACER_DB_POOL_SIZE,
     dbPreparedStatements: e.PACER_DB_PREPARED_STATEMENTS,
     queuePoolSize: e.PACER_QUEUE_POOL_SIZE,
+    derivedPollMs: e.PACER_DERIVED_POLL_MS,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.PACER_DATA_DIR),
     role: e.PACER_ROLE,

@@ -11,11 +11,11 @@ import { applyIdleTimeout, httpServerOptions } from './http/timeouts.ts';
 import type { Logger } from './logger.ts';
 import { StartupError } from './startup-error.ts';
 import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
-import { jobHandlers } from './job-handlers.ts';
+import { ASYNC_JOB_RUNNERS, jobHandlers } from './job-handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
 import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
-import { startRecomputeWorkers } from './modules/analytics/recompute.worker.ts';
+import { type DerivedDrainer, startDerivedDrainer } from './modules/derived/derived-drainer.ts';
 import { checkMcpManifest } from './mcp/manifest.ts';
 import { McpExecutionRecorder } from './modules/mcp-audit/mcp-audit.service.ts';
 
@@ -25,6 +25,8 @@ export interface Runtime {
   readonly boss: PgBoss;
   /** Where the API listens; undefined for worker-only processes. */
   readonly url: string | undefined;
+  /** The derived-data drainer; undefined for API-only processes. */
+  readonly derived: DerivedDrainer | undefined;
   stop(): Promise<void>;
 }
 
@@ -90,6 +92,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const runsWorkers = config.role !== 'api';
   const runsApi = config.role !== 'worker';
   let boss: PgBoss;
+  let derived: DerivedDrainer | undefined;
   try {
     boss = await startBoss({
       connectionString: database.url,
@@ -104,9 +107,9 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
         logger,
       );
       await startWebhookWorkers(boss, { db: database.db, logger });
-      await startAsyncJobWorkers(boss, { db: database.db, config, logger });
-      await startRecomputeWorkers(boss, { db: database.db, logger });
+      await startAsyncJobWorkers(boss, { db: database.db, config, logger, runners: ASYNC_JOB_RUNNERS });
       await installSchedules(boss);
+      derived = startDerivedDrainer({ db: database.db, logger, pollMs: config.derivedPollMs });
     }
   } catch (error) {
     await database.close();
@@ -129,6 +132,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       url = `http://${host}:${address.port}`;
     } catch (error) {
       // Nothing was served yet; workers may have taken a job, so let it finish as on a normal stop.
+      await derived?.stop();
       await mcpRecorder.close();
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
       await database.close();
@@ -141,11 +145,12 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     stopping ??= (async () => {
       // In-flight answers finish; a proxy's kept-alive connections are handed back (drain.ts).
       await drainer?.drain(config.shutdownTimeoutMs);
+      await derived?.stop();
       await mcpRecorder.close();
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
       await database.close();
     })();
     return stopping;
   };
-  return { config, database, boss, url, stop };
+  return { config, database, boss, url, derived, stop };
 }

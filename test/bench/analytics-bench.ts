@@ -7,7 +7,7 @@
  *   sequential requests on one keep-alive socket after a warm-up, `runs`
  *   times; p50 per run and its min/median/max (target p50 ≤ 20 ms);
  * - the full recompute of a year (365 wellness days, 300 workouts, 2,000 meal
- *   items, seeded in SQL): `recomputeUser` from 0001-01-01 in this process,
+ *   items, seeded in SQL): `recomputeFrom` 0001-01-01 in this process,
  *   `runs` times, with its two halves timed apart (training load + recovery,
  *   fuel); and the same through the server's worker: a profile change (which
  *   asks for everything) acknowledged -> its request settled (target ≤ 1 s);
@@ -24,11 +24,10 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { createDb, type Db } from '../../server/src/db/database.ts';
-import { recomputeLoadAndRecovery } from '../../server/src/modules/analytics/analytics.service.ts';
-import { FROM_THE_BEGINNING } from '../../server/src/modules/analytics/recompute-request.ts';
-import { upsertRecomputeRequest } from '../../server/src/modules/analytics/recompute.repository.ts';
-import { recomputeUser } from '../../server/src/modules/analytics/recompute.service.ts';
-import { recomputeFuel } from '../../server/src/modules/fuel/fuel.service.ts';
+import { recomputeLoadAndRecovery } from '../../server/src/modules/derived/analytics.service.ts';
+import { FROM_THE_BEGINNING } from '../../server/src/modules/changes/changes.repository.ts';
+import { recomputeFrom } from '../../server/src/modules/derived/recompute.service.ts';
+import { recomputeFuel } from '../../server/src/modules/derived/fuel.service.ts';
 import { cpuSnapshot, type CpuSnapshot, round, sleep } from './bench-support.ts';
 
 /** Scopes per user role of the section. */
@@ -102,7 +101,7 @@ export interface RecomputeFigures {
   readonly seeded: { readonly wellnessDays: number; readonly workouts: number; readonly mealItems: number };
   /** Days stored by a full run: training load and recovery, fuel. */
   readonly storedDays: { readonly load: number; readonly recovery: number; readonly fuel: number };
-  /** `recomputeUser` from 0001-01-01, in this process. */
+  /** `recomputeFrom` 0001-01-01, in this process. */
   readonly inProcessMs: Spread;
   /** The halves, each in its own transaction. */
   readonly loadAndRecoveryMs: Spread;
@@ -332,14 +331,12 @@ async function storedDaysOf(pool: pg.Pool, userId: string) {
   return rows[0] ?? { load: 0, recovery: 0, fuel: 0 };
 }
 
-/** Until none of the users has a recompute request or a recompute job waiting or running. */
+/** Until none of the users has a change record left (a run deletes them as it stores its numbers). */
 async function waitSettled(options: AnalyticsBenchOptions, userIds: readonly string[]): Promise<number> {
   const started = performance.now();
   for (;;) {
     const { rows } = await options.pool.query<{ pending: number }>(
-      `SELECT (SELECT count(*)::int FROM analytics_recompute_requests WHERE user_id = ANY($1::uuid[]))
-            + (SELECT count(*)::int FROM pgboss.job WHERE name = 'analytics.recompute-user'
-                 AND singleton_key = ANY($1::text[]) AND state IN ('created', 'retry', 'active')) AS pending`,
+      `SELECT count(*)::int AS pending FROM derived_changes WHERE user_id = ANY($1::uuid[])`,
       [userIds],
     );
     if ((rows[0]?.pending ?? 0) === 0) return performance.now() - started;
@@ -462,6 +459,11 @@ async function measureTimeline(options: AnalyticsBenchOptions): Promise<Timeline
 // ---------------------------------------------------------------------------
 // 2. The full recompute of a year.
 
+/** The worker's whole recompute (load, recovery, fuel, recommendations) from the first data, in one transaction. */
+async function recomputeEverything(db: Db, userId: string): Promise<void> {
+  await db.transaction().execute((trx) => recomputeFrom(trx, userId, FROM_THE_BEGINNING, new Date()));
+}
+
 async function timeOnce(run: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await run();
@@ -477,11 +479,9 @@ async function measureRecompute(options: AnalyticsBenchOptions, db: Db): Promise
   const loadAndRecovery: number[] = [];
   const fuel: number[] = [];
   // One unmeasured run first: it writes the stored days the measured runs then replace.
-  await upsertRecomputeRequest(db, userId, FROM_THE_BEGINNING);
-  await recomputeUser(db, userId, new Date());
+  await recomputeEverything(db, userId);
   for (let run = 0; run < runs && !options.interrupted?.(); run++) {
-    await upsertRecomputeRequest(db, userId, FROM_THE_BEGINNING);
-    inProcess.push(await timeOnce(() => recomputeUser(db, userId, new Date())));
+    inProcess.push(await timeOnce(() => recomputeEverything(db, userId)));
     loadAndRecovery.push(
       await timeOnce(() =>
         db.transaction().execute((trx) => recomputeLoadAndRecovery(trx, userId, FROM_THE_BEGINNING, new Date())),
@@ -562,8 +562,7 @@ async function measureLag(options: AnalyticsBenchOptions, db: Db): Promise<LagFi
   // Each user starts with a year of data already computed, as an athlete who has used the service for a while.
   for (const user of users) {
     await seedYear(options.pool, user.id, today);
-    await upsertRecomputeRequest(db, user.id, FROM_THE_BEGINNING);
-    await recomputeUser(db, user.id, new Date());
+    await recomputeEverything(db, user.id);
   }
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -735,7 +734,7 @@ export function analyticsBenchLines(result: AnalyticsBenchResult): string[] {
     ),
     ...(t.firstError ? [`      first error: ${t.firstError}`] : []),
     row(
-      `recomputeUser, a year (in process)`,
+      `recomputeFrom, a year (in process)`,
       spread(r.inProcessMs),
       `${r.seeded.wellnessDays} wellness days, ${r.seeded.workouts} workouts, ${r.seeded.mealItems} meal items -> ${r.storedDays.load} load, ${r.storedDays.recovery} recovery, ${r.storedDays.fuel} fuel days`,
     ),

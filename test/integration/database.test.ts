@@ -5,7 +5,6 @@ import { findAccessTokenByHash, findAccessTokenCountingHits } from '../../server
 import { incrementCounters } from '../../server/src/modules/rate-limit/rate-limit.repository.ts';
 import { enqueue } from '../../server/src/queue/boss.ts';
 import { purgeExpiredQueue } from '../../server/src/queue/queues.ts';
-import { runAtomically } from '../../server/src/db/statement-batch.ts';
 import { upsertWellness } from '../../server/src/modules/wellness/wellness.repository.ts';
 import { makeUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -89,43 +88,5 @@ describe('PACER_DB_PREPARED_STATEMENTS', () => {
     } finally {
       await unprepared.stop();
     }
-  });
-});
-
-describe('statements run atomically in one round trip', () => {
-  const insert = (value: string) => ({
-    sql: `insert into rate_limit_counters (key, count, window_started_at, expires_at)
-      values ($1, 1, now(), now() + interval '1 minute') returning key as "counterKey" /* prepared:test_batch_insert */`,
-    parameters: [value],
-  });
-  const stored = (key: string) =>
-    server.db.selectFrom('rateLimitCounters').select('key').where('key', '=', key).execute();
-
-  it("returns each statement's rows in order, and commits them together", async () => {
-    const [first, second] = await runAtomically(server.db, [insert('batch:a'), insert('batch:b')]);
-    expect(first?.rows).toEqual([{ counterKey: 'batch:a' }]);
-    expect(second?.rows).toEqual([{ counterKey: 'batch:b' }]);
-    expect(await stored('batch:a')).toHaveLength(1);
-    // Named statements parsed by a train are reused by the next one on the same connection.
-    const [third] = await runAtomically(server.db, [insert('batch:c')]);
-    expect(third?.rows).toEqual([{ counterKey: 'batch:c' }]);
-  });
-
-  it('rolls every statement back when a later one fails, and the pool keeps serving', async () => {
-    await expect(runAtomically(server.db, [insert('batch:d'), insert('batch:d')])).rejects.toThrow(/duplicate key/);
-    expect(await stored('batch:d')).toHaveLength(0);
-    for (let i = 0; i < 25; i++) await runAtomically(server.db, [insert(`batch:e${i}`)]);
-    expect(await stored('batch:e24')).toHaveLength(1);
-  });
-
-  it('inside a transaction, runs on it and rolls back with it', async () => {
-    await expect(
-      server.db.transaction().execute(async (trx) => {
-        const [result] = await runAtomically(trx, [insert('batch:f')]);
-        expect(result?.rows).toEqual([{ counterKey: 'batch:f' }]);
-        throw new Error('undo');
-      }),
-    ).rejects.toThrow('undo');
-    expect(await stored('batch:f')).toHaveLength(0);
   });
 });

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { ALL_TOOLS } from '../../server/src/mcp/registry.ts';
 import { findClientByClientId } from '../../server/src/modules/oauth/client.repository.ts';
-import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
+import { insertRecommendation } from '../../server/src/modules/derived/recommendations.repository.ts';
 import { cardHeaded, usePortalBrowser } from '../support/browser.ts';
 import { listenForCallbacks, type CallbackListener } from '../support/callbacks.ts';
 import { makeUser, mintToken, TEST_PASSWORD } from '../support/factories.ts';

@@ -8,7 +8,7 @@ import type { Problem, WellnessRecord } from '@pacer/contract';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
-import { purgeExpired } from '../../server/src/modules/accounts/maintenance.service.ts';
+import { purgeExpired } from '../../server/src/modules/maintenance/maintenance.service.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide, rideSamples } from '../support/fit-fixtures.ts';
 import { call, type JsonResponse } from '../support/http.ts';

@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { purgeExpired } from '../../server/src/modules/accounts/maintenance.service.ts';
+import { purgeExpired } from '../../server/src/modules/maintenance/maintenance.service.ts';
 import { countMcpAuthFailure, insertMcpExecutions } from '../../server/src/modules/mcp-audit/mcp-audit.repository.ts';
 import { insertClient } from '../../server/src/modules/oauth/client.repository.ts';
 import { usePortalBrowser } from '../support/browser.ts';

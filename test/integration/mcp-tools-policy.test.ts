@@ -18,7 +18,7 @@ import { MCP_SCOPES, type Scope } from '@pacer/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OauthClient, User } from '../../server/src/db/tables.ts';
 import { sha256Hex } from '../../server/src/lib/crypto.ts';
-import { insertRecommendation } from '../../server/src/modules/recommendations/recommendations.repository.ts';
+import { insertRecommendation } from '../../server/src/modules/derived/recommendations.repository.ts';
 import { makeApp, makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { connectWithHeaders, connectWithToken, toolError, toolResult } from '../support/mcp-client.ts';

@@ -1,21 +1,19 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Report, ReportPage, ReportType } from '@pacer/contract';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { AppError } from '../../server/src/errors.ts';
 import { createLogger } from '../../server/src/logger.ts';
-import { listRecovery, listTrainingLoad } from '../../server/src/modules/analytics/analytics.repository.ts';
-import { FROM_THE_BEGINNING } from '../../server/src/modules/analytics/recompute-request.ts';
-import { upsertRecomputeRequest } from '../../server/src/modules/analytics/recompute.repository.ts';
-import { recomputeUser } from '../../server/src/modules/analytics/recompute.service.ts';
+import { listRecovery, listTrainingLoad } from '../../server/src/modules/derived/analytics.repository.ts';
+import { FROM_THE_BEGINNING } from '../../server/src/modules/changes/changes.repository.ts';
+import { recomputeFrom } from '../../server/src/modules/derived/recompute.service.ts';
 import { findUserAsyncJob, insertAsyncJob } from '../../server/src/modules/async-jobs/async-jobs.repository.ts';
 import {
   runAsyncJob,
   type AsyncJobRunContext,
   type AsyncJobRunner,
 } from '../../server/src/modules/async-jobs/async-jobs.service.ts';
-import { listFuelDays } from '../../server/src/modules/fuel/fuel.repository.ts';
+import { listFuelDays } from '../../server/src/modules/derived/fuel.repository.ts';
 import { actorOfPrincipal } from '../../server/src/http/bearer-auth.ts';
 import type { Actor } from '../../server/src/lib/actor.ts';
 import { checkAccessToken } from '../../server/src/modules/oauth/token.service.ts';
@@ -25,6 +23,7 @@ import { getReport, listReportPage } from '../../server/src/modules/reports/repo
 import { upsertWellness } from '../../server/src/modules/wellness/wellness.repository.ts';
 import { upsertWorkout, type NewWorkoutRow } from '../../server/src/modules/workouts/workouts.repository.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { asProblem, call } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -77,26 +76,6 @@ async function runReport(user: User, input: Record<string, unknown>) {
   });
   const stored = await findUserAsyncJob(server.db, user.id, 'report', job.id);
   return { id: job.id, outcome, job: stored };
-}
-
-/** Until the user has no recompute request and no recompute job waiting or running. */
-async function recomputesSettled(user: User): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const pending = await server.db
-        .selectFrom('analyticsRecomputeRequests')
-        .select('userId')
-        .where('userId', '=', user.id)
-        .executeTakeFirst();
-      expect(pending).toBeUndefined();
-      const { rows } = await sql<{ jobs: number }>`
-        SELECT count(*)::int AS jobs FROM pgboss.job
-        WHERE name = 'analytics.recompute-user' AND singleton_key = ${user.id} AND state IN ('created', 'retry', 'active')
-      `.execute(server.db);
-      expect(rows[0]?.jobs).toBe(0);
-    },
-    { timeout: 15_000, interval: 50 },
-  );
 }
 
 async function expectAppError(promise: Promise<unknown>, code: string): Promise<void> {
@@ -212,9 +191,10 @@ beforeAll(async () => {
 
   // The derived data as of a fixed day after the week, so the stored rows do not depend on the
   // clock; the worker first serves what the REST writes asked for, so nothing rewrites them after.
-  await recomputesSettled(athlete);
-  await upsertRecomputeRequest(server.db, athlete.id, FROM_THE_BEGINNING);
-  await recomputeUser(server.db, athlete.id, new Date('2026-11-21T12:00:00Z'));
+  await waitForRecompute(server.db, athlete.id);
+  await server.db
+    .transaction()
+    .execute((trx) => recomputeFrom(trx, athlete.id, FROM_THE_BEGINNING, new Date('2026-11-21T12:00:00Z')));
 });
 afterAll(async () => {
   await server.stop();

@@ -41,7 +41,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, createPool, type Db } from '../../server/src/db/database.ts';
 import type { User } from '../../server/src/db/tables.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
-import { analyticsRecomputeQueue, webhookDeliveryQueue } from '../../server/src/queue/queues.ts';
+import { webhookDeliveryQueue } from '../../server/src/queue/queues.ts';
 import { buildFitActivity, rideSamples } from '../support/fit-fixtures.ts';
 import { LoopbackClient, type LoopbackAnswer, type LoopbackRequest } from '../support/loopback-client.ts';
 import { startNginx, type Nginx } from '../support/nginx.ts';
@@ -1239,8 +1239,13 @@ describe('scale-out behind nginx', () => {
               activeJobsAtKill: activeAtWorkerKill,
               queuesAfterDrain: {
                 [webhookDeliveryQueue.name]: await jobsByState(check, webhookDeliveryQueue.name),
-                [analyticsRecomputeQueue.name]: await jobsByState(check, analyticsRecomputeQueue.name),
               },
+              derivedChangesLeft: (
+                await check
+                  .selectFrom('derivedChanges')
+                  .select((eb) => eb.fn.countAll<number>().as('n'))
+                  .executeTakeFirstOrThrow()
+              ).n,
             },
             webhooks: {
               states,

@@ -3,9 +3,10 @@ import type { Db } from '../../server/src/db/database.ts';
 
 /**
  * Derived data (training load, recovery, fuel, recommendations) is recomputed
- * in the background: wait until the user's recompute request has been served
- * (its row is gone), observing state rather than sleeping. `check` may add a
- * condition that must hold too.
+ * in the background: wait until the user's change records have been served
+ * (gone: a run deletes them in the transaction that stores its numbers),
+ * observing state rather than sleeping. `check` may add a condition that must
+ * hold too.
  */
 export async function waitForRecompute(
   db: Db,
@@ -16,9 +17,10 @@ export async function waitForRecompute(
   await vi.waitFor(
     async () => {
       const pending = await db
-        .selectFrom('analyticsRecomputeRequests')
-        .select('userId')
+        .selectFrom('derivedChanges')
+        .select('id')
         .where('userId', '=', userId)
+        .limit(1)
         .executeTakeFirst();
       expect(pending).toBeUndefined();
       await check();

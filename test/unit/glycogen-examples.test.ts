@@ -5,7 +5,7 @@
  * the start, tolerance ±0.01 g.
  */
 import { describe, expect, it } from 'vitest';
-import { releaseBetween, releasedFraction, releasePerStep } from '../../server/src/modules/fuel/absorption.ts';
+import { releaseBetween, releasedFraction, releasePerStep } from '../../server/src/modules/derived/absorption.ts';
 import {
   carbohydrateShare,
   exerciseCarbohydrateG,
@@ -14,21 +14,21 @@ import {
   intensityFromTrainingStress,
   plannedWorkoutIntensity,
   stepIntensityFactor,
-} from '../../server/src/modules/fuel/exercise.ts';
+} from '../../server/src/modules/derived/exercise.ts';
 import {
   ABSORPTION_PROFILES,
   CARBOHYDRATE_SHARE_POINTS,
   RESTING_DEMAND_PER_STEP_G,
   STEP_MS,
   type AbsorptionType,
-} from '../../server/src/modules/fuel/glycogen.constants.ts';
+} from '../../server/src/modules/derived/glycogen.constants.ts';
 import {
   capacityFor,
   initialState,
   percentOf,
   simulateGlycogen,
   type GlycogenSimulationInput,
-} from '../../server/src/modules/fuel/glycogen.model.ts';
+} from '../../server/src/modules/derived/glycogen.model.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

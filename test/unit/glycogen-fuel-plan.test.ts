@@ -10,9 +10,9 @@ import {
   fuelStatus,
   planWorkoutFuel,
   type WorkoutFuelPlanOptions,
-} from '../../server/src/modules/fuel/fuel-plan.ts';
-import { RESTING_DEMAND_PER_STEP_G, STEP_MS } from '../../server/src/modules/fuel/glycogen.constants.ts';
-import { capacityFor, simulateGlycogen } from '../../server/src/modules/fuel/glycogen.model.ts';
+} from '../../server/src/modules/derived/fuel-plan.ts';
+import { RESTING_DEMAND_PER_STEP_G, STEP_MS } from '../../server/src/modules/derived/glycogen.constants.ts';
+import { capacityFor, simulateGlycogen } from '../../server/src/modules/derived/glycogen.model.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -7,14 +7,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { releasedFraction } from '../../server/src/modules/fuel/absorption.ts';
+import { releasedFraction } from '../../server/src/modules/derived/absorption.ts';
 import {
   ABSORPTION_PROFILES,
   RESTING_DEMAND_PER_STEP_G,
   STEP_MS,
   UPTAKE_CAP_PER_STEP_G,
   type AbsorptionType,
-} from '../../server/src/modules/fuel/glycogen.constants.ts';
+} from '../../server/src/modules/derived/glycogen.constants.ts';
 import {
   capacityFor,
   simulateGlycogen,
@@ -22,7 +22,7 @@ import {
   type GlycogenPoint,
   type GlycogenSimulationInput,
   type MealInput,
-} from '../../server/src/modules/fuel/glycogen.model.ts';
+} from '../../server/src/modules/derived/glycogen.model.ts';
 
 const RUNS = { numRuns: 200, seed: 20_250_310 };
 const START = Date.UTC(2025, 2, 10, 4);

@@ -1,7 +1,7 @@
 import type { PlannedWorkoutFuel } from '@pacer/contract';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../../server/src/lib/dates.ts';
-import { trainingLoadSeries } from '../../server/src/modules/analytics/training-load.model.ts';
+import { trainingLoadSeries } from '../../server/src/modules/derived/training-load.model.ts';
 import {
   easierWorkoutSuggestions,
   evaluateRecommendationRules,
@@ -10,7 +10,7 @@ import {
   scalePlannedWorkout,
   type PlannedWorkoutInput,
   type RuleInputs,
-} from '../../server/src/modules/recommendations/recommendation-rules.ts';
+} from '../../server/src/modules/derived/recommendation-rules.ts';
 
 const TODAY = '2026-11-24';
 

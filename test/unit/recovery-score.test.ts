@@ -7,7 +7,7 @@ import {
   scoreComponents,
   type RecoveryInputs,
   type WellnessDay,
-} from '../../server/src/modules/analytics/recovery.model.ts';
+} from '../../server/src/modules/derived/recovery.model.ts';
 
 const HOUR = 3600;
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { localMidnightMs, zonedTimeMs } from '../../server/src/lib/dates.ts';
-import { exerciseFromBlocks, plannedWorkoutIntensity } from '../../server/src/modules/fuel/exercise.ts';
-import { planWorkoutFuel } from '../../server/src/modules/fuel/fuel-plan.ts';
-import { RESTING_DEMAND_PER_STEP_G, STEP_MS } from '../../server/src/modules/fuel/glycogen.constants.ts';
-import { capacityFor, initialState, simulateGlycogen } from '../../server/src/modules/fuel/glycogen.model.ts';
+import { exerciseFromBlocks, plannedWorkoutIntensity } from '../../server/src/modules/derived/exercise.ts';
+import { planWorkoutFuel } from '../../server/src/modules/derived/fuel-plan.ts';
+import { RESTING_DEMAND_PER_STEP_G, STEP_MS } from '../../server/src/modules/derived/glycogen.constants.ts';
+import { capacityFor, initialState, simulateGlycogen } from '../../server/src/modules/derived/glycogen.model.ts';
 import {
   buildLastWorkoutsReport,
   buildWeeklyNutritionReport,

@@ -10,7 +10,7 @@ import {
   type DatedStress,
   type StressMethod,
   type StressProfile,
-} from '../../server/src/modules/analytics/training-load.model.ts';
+} from '../../server/src/modules/derived/training-load.model.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { trainingStressScore } from '../../server/src/modules/workouts/power-metrics.ts';
 

@@ -57,7 +57,7 @@ const statements = new Map<string, { text: string; name: string }>();
 const namesByText = new Map<string, string>();
 
 /** The prepared statement name of SQL text ending in a `preparedStatement` marker; undefined for any other text. */
-export function statementNameOf(text: string): string | undefined {
+function statementNameOf(text: string): string | undefined {
   if (!text.endsWith(' */')) return undefined;
   const seen = namesByText.get(text);
   if (seen !== undefined) return seen;
@@ -141,17 +141,6 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
   };
 }
 
-/**
- * The pool behind each handle `createDb` made, for work Kysely has no API for
- * (statement-batch.ts); none for a transaction, nor with prepared statements
- * off (that work names its statements, so it then runs through Kysely instead).
- */
-const pools = new WeakMap<Db, pg.Pool>();
-
-export function poolOf(db: Db): pg.Pool | undefined {
-  return pools.get(db);
-}
-
 export interface CreateDbOptions {
   /** Send `preparedStatement`-marked queries as named statements (`PACER_DB_PREPARED_STATEMENTS`, default true). */
   readonly preparedStatements?: boolean;
@@ -164,6 +153,5 @@ export function createDb(pool: pg.Pool, options: CreateDbOptions = {}): Db {
     // maintainNestedObjectKeys: stored raw JSON keeps the caller's keys as sent.
     plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
   });
-  if (options.preparedStatements !== false) pools.set(db, pool);
   return db;
 }

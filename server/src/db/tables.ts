@@ -346,7 +346,7 @@ export interface Database {
   reports: ReportsTable;
   mcpExecutions: McpExecutionsTable;
   mcpAuthFailures: McpAuthFailuresTable;
-  analyticsRecomputeRequests: AnalyticsRecomputeRequestsTable;
+  derivedChanges: DerivedChangesTable;
   dailyTrainingLoad: DailyTrainingLoadTable;
   dailyRecovery: DailyRecoveryTable;
   fuelDays: FuelDaysTable;
@@ -486,12 +486,16 @@ export interface McpAuthFailuresTable {
   count: Generated<number>;
 }
 
-export interface AnalyticsRecomputeRequestsTable {
+/** What an input write changed, as its change record names it (migrations/20261126T0201_derived_changes.ts). */
+export type DerivedChangeKind = 'wellness' | 'nutrition' | 'workouts' | 'profile' | 'planned_workouts' | 'day_rollover';
+
+/** Append-only: an input write adds one in its transaction; the derived drainer deletes the ones it served. */
+export interface DerivedChangesTable {
+  id: Generated<number>;
   userId: string;
+  kind: DerivedChangeKind;
   fromDate: LocalDate;
-  requestedAt: DefaultedTimestamp;
-  /** When the job serving this request was enqueued; null once a run started on it (recompute.repository.ts). */
-  jobQueuedAt: Timestamp | null;
+  createdAt: DefaultedTimestamp;
 }
 
 /** One day of the contract's training load, stored as the API shows it. */

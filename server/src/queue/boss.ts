@@ -1,10 +1,8 @@
 import { fromKysely, PgBoss, type Job, type SendOptions } from 'pg-boss';
-import { type RawBuilder, sql } from 'kysely';
 import { preparedStatementMarker, type DbOrTrx } from '../db/database.ts';
-import type { BatchStatement } from '../db/statement-batch.ts';
 import type { Logger } from '../logger.ts';
 import type { QueueDefinition } from './queue-definition.ts';
-import { ALL_QUEUES, SCHEDULES } from './queues.ts';
+import { ALL_QUEUES, RETIRED_QUEUES, SCHEDULES } from './queues.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 
@@ -63,6 +61,8 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
     const { policy: _policy, ...changeable } = queue.options;
     await boss.updateQueue(queue.name, changeable);
   }
+  // A no-op once gone: pg-boss ignores a queue it does not know.
+  for (const name of RETIRED_QUEUES) await boss.deleteQueue(name);
   return boss;
 }
 
@@ -98,64 +98,6 @@ export async function enqueue<TPayload>(
 ): Promise<string | null> {
   const data = queue.payload.parse(payload) as object;
   return boss.send(queue.name, data, { ...options, db: preparedQueueDb(db) });
-}
-
-/**
- * The statement `enqueue` would run, without running it: for a write that
- * sends it along with its own statements in one round trip and one
- * transaction (`runAtomically`). pg-boss still builds the job and its SQL;
- * only the execution is the caller's.
- */
-export async function enqueueStatement<TPayload>(
-  boss: PgBoss,
-  queue: QueueDefinition<TPayload>,
-  payload: NoInfer<TPayload>,
-  options: Omit<SendOptions, 'db'> = {},
-): Promise<BatchStatement> {
-  const data = queue.payload.parse(payload) as object;
-  let captured: BatchStatement | undefined;
-  const capture = {
-    executeSql: (text: string, values: unknown[] = []) => {
-      // One insert per send is pg-boss's way (a second one only for singletonNextSlot, which is not used).
-      if (captured) return Promise.reject(new Error(`pg-boss ran a second statement to send a ${queue.name} job`));
-      captured = { sql: `${text.trimEnd()} ${SEND_MARKER}`, parameters: values };
-      // What a successful insert answers: one row with the job's id (unknown until it runs).
-      return Promise.resolve({ rows: [{ id: null }] });
-    },
-  };
-  await boss.send(queue.name, data, { ...options, db: capture });
-  if (!captured) throw new Error(`pg-boss ran no statement to send a ${queue.name} job`);
-  return captured;
-}
-
-/** Where pg-boss's insert reads the jobs to insert from (`insertJobs` in pg-boss's plans.js). */
-const JOB_ROWS = 'json_to_recordset($1::text::json)';
-
-/**
- * `statement` (an `enqueueStatement`) turned into one that inserts its job
- * only when `condition` holds as it runs, e.g. on what an earlier statement
- * of the same transaction wrote: the job rows it reads become none
- * otherwise. `condition` gets one extra parameter, `value`, as `$n`, and
- * must add none of its own. Checked against pg-boss's SQL on every call: a
- * pg-boss whose insert reads its jobs another way fails here, loudly.
- */
-export function sendOnlyWhen(
-  db: DbOrTrx,
-  statement: BatchStatement,
-  condition: (value: RawBuilder<unknown>) => RawBuilder<boolean>,
-  value: unknown,
-): BatchStatement {
-  const at = statement.sql.indexOf(JOB_ROWS);
-  if (at < 0 || statement.sql.includes(JOB_ROWS, at + 1)) {
-    throw new Error(`pg-boss's send statement does not read its jobs from ${JOB_ROWS} once; see sendOnlyWhen`);
-  }
-  const compiled = condition(sql.raw(`$${statement.parameters.length + 1}`)).compile(db);
-  if (compiled.parameters.length > 0) throw new Error('sendOnlyWhen: the condition must take no parameters of its own');
-  const rows = `json_to_recordset(case when ${compiled.sql} then $1::text::json else '[]'::json end)`;
-  return {
-    sql: statement.sql.slice(0, at) + rows + statement.sql.slice(at + JOB_ROWS.length),
-    parameters: [...statement.parameters, value],
-  };
 }
 
 /** Start one worker per bound queue; each job's payload is validated before its handler runs. */

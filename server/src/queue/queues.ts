@@ -106,36 +106,7 @@ export const asyncJobQueue = defineQueue({
   },
 });
 
-/**
- * Recompute a user's derived data (training load, recovery, fuel) from the
- * date in their `analytics_recompute_requests` row. Sent with `singletonKey`
- * = the user id in a `short` queue: at most one queued job per user, however
- * many writes arrive (the row keeps the earliest date); the recompute itself
- * takes a per-user lock, so two running jobs of one user take turns.
- * (`stately` would also limit running jobs, but pg-boss decides that from a
- * list it caches for up to a minute: the bench saw jobs wait 60 s.)
- */
-export const analyticsRecomputeQueue = defineQueue({
-  name: 'analytics.recompute-user',
-  payload: z.strictObject({ userId: z.uuid() }),
-  options: {
-    policy: 'short',
-    retryLimit: 5,
-    retryBackoff: true,
-    retryDelay: 2,
-    retryDelayMax: 120,
-    expireInSeconds: 600,
-    heartbeatSeconds: 10,
-    notify: true,
-  },
-  work: {
-    ...BATCHED_WORK,
-    batchSize: 4,
-    burstWhenBatchFull: true,
-  },
-});
-
-/** Hourly: users whose derived data ends before their local today get a recompute (the day rolled over). */
+/** Hourly: users whose derived data ends before their local today get a change record (the day rolled over). */
 export const analyticsRolloverQueue = defineQueue({
   name: 'analytics.rollover',
   payload: z.strictObject({}),
@@ -150,9 +121,14 @@ export const ALL_QUEUES = [
   purgeWebhooksQueue,
   asyncJobDeadLetterQueue,
   asyncJobQueue,
-  analyticsRecomputeQueue,
   analyticsRolloverQueue,
 ] as const;
+
+/**
+ * Queues of earlier builds, deleted at start-up with their jobs:
+ * `analytics.recompute-user` gave way to change records (modules/changes/).
+ */
+export const RETIRED_QUEUES = ['analytics.recompute-user'] as const;
 
 /** Cron schedules (UTC) the worker role installs. */
 export const SCHEDULES = [

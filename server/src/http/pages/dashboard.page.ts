@@ -18,10 +18,10 @@ import type { User } from '../../db/tables.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { AppError } from '../../errors.ts';
 import { addDays, formatInZone, localDateOf } from '../../lib/dates.ts';
-import { getRecoveryPage, getTrainingLoad } from '../../modules/analytics/analytics.service.ts';
-import { MAINTAIN_MIN_SCORE, READY_MIN_SCORE } from '../../modules/analytics/recovery.model.ts';
-import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/fuel/fuel.service.ts';
-import { MINIMUM_DURING_PERCENT, READY_START_PERCENT } from '../../modules/fuel/glycogen.constants.ts';
+import { getRecoveryPage, getTrainingLoad } from '../../modules/derived/analytics.service.ts';
+import { MAINTAIN_MIN_SCORE, READY_MIN_SCORE } from '../../modules/derived/recovery.model.ts';
+import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
+import { MINIMUM_DURING_PERCENT, READY_START_PERCENT } from '../../modules/derived/glycogen.constants.ts';
 import { listPlannedWorkoutPage } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import type { PageDeps } from './account.pages.ts';
 import {

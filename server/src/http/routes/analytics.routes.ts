@@ -2,7 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import { actorOf } from '../bearer-auth.ts';
-import { getRecoveryPage, getTrainingLoad } from '../../modules/analytics/analytics.service.ts';
+import { getRecoveryPage, getTrainingLoad } from '../../modules/derived/analytics.service.ts';
 
 const s = initServer();
 

@@ -2,7 +2,7 @@ import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import { actorOf } from '../bearer-auth.ts';
-import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/fuel/fuel.service.ts';
+import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
 
 const s = initServer();
 

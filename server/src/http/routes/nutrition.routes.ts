@@ -1,14 +1,13 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import { listNutritionDays, upsertNutritionDay } from '../../modules/nutrition/nutrition.service.ts';
 
 const s = initServer();
 
-export function nutritionRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function nutritionRoutes(deps: { readonly db: Db }) {
   return s.router(contract.nutrition, {
     upsertNutrition: async ({ body, res }) => {
       const result = await upsertNutritionDay(writeDepsOf(res, deps), actorOf(res), body);

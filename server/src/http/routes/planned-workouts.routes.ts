@@ -1,7 +1,6 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import {
@@ -14,7 +13,7 @@ import {
 
 const s = initServer();
 
-export function plannedWorkoutsRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function plannedWorkoutsRoutes(deps: { readonly db: Db }) {
   return s.router(contract.plannedWorkouts, {
     createPlannedWorkout: async ({ body, res }) => {
       return { status: 201, body: await createPlannedWorkout(writeDepsOf(res, deps), actorOf(res), body) };

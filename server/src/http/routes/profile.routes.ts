@@ -1,14 +1,13 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import { getProfile, updateProfile } from '../../modules/profile/profile.service.ts';
 
 const s = initServer();
 
-export function profileRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function profileRoutes(deps: { readonly db: Db }) {
   return s.router(contract.profile, {
     getProfile: async ({ res }) => {
       return { status: 200, body: await getProfile(deps.db, actorOf(res).userId) };

@@ -3,16 +3,15 @@ import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import {
   acceptRecommendation,
   dismissRecommendation,
   listRecommendationsOf,
-} from '../../modules/recommendations/recommendations.service.ts';
+} from '../../modules/derived/recommendations.service.ts';
 
 const s = initServer();
 
-export function recommendationsRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function recommendationsRoutes(deps: { readonly db: Db }) {
   return s.router(contract.recommendations, {
     listRecommendations: async ({ query, res }) => {
       return { status: 200, body: await listRecommendationsOf(deps.db, actorOf(res), query) };

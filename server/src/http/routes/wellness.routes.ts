@@ -1,14 +1,13 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
-import type { AnalyticsInputDeps } from '../../modules/analytics/recompute-request.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import { listWellnessDays, upsertWellnessDay } from '../../modules/wellness/wellness.service.ts';
 
 const s = initServer();
 
-export function wellnessRoutes(deps: AnalyticsInputDeps & { readonly db: Db }) {
+export function wellnessRoutes(deps: { readonly db: Db }) {
   return s.router(contract.wellness, {
     upsertWellness: async ({ body, res }) => {
       const result = await upsertWellnessDay(writeDepsOf(res, deps), actorOf(res), body);

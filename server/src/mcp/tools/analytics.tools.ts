@@ -5,8 +5,8 @@ import {
   FuelTimelineQuerySchema,
   IdInputSchema,
 } from '@pacer/contract';
-import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/fuel/fuel.service.ts';
-import { getRecoveryPage, getTrainingLoad } from '../../modules/analytics/analytics.service.ts';
+import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
+import { getRecoveryPage, getTrainingLoad } from '../../modules/derived/analytics.service.ts';
 import { defineTool, READ_ONLY } from '../tool.ts';
 
 export const analyticsTools = [

@@ -97,8 +97,7 @@ export const readTools = [
         .describe('Down-sample to at most this many points.'),
     }),
     output: contract.workouts.getWorkoutStreams.responses[200],
-    run: ({ db, boss, decoding, actor }, args) =>
-      getWorkoutStreams({ db, boss, decoding }, actor, args.id, args.maxPoints),
+    run: ({ db, decoding, actor }, args) => getWorkoutStreams({ db, decoding }, actor, args.id, args.maxPoints),
   }),
   defineTool({
     name: 'get_wellness',

@@ -9,7 +9,7 @@ import {
   acceptRecommendation,
   dismissRecommendation,
   listRecommendationsOf,
-} from '../../modules/recommendations/recommendations.service.ts';
+} from '../../modules/derived/recommendations.service.ts';
 import { defineTool, DESTRUCTIVE_WRITE, IDEMPOTENT_WRITE, READ_ONLY } from '../tool.ts';
 
 export const recommendationTools = [

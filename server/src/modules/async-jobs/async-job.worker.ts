@@ -3,17 +3,18 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { asyncJobDeadLetterQueue, asyncJobQueue } from '../../queue/queues.ts';
-import { deadLetterAsyncJob, runAsyncJob } from './async-jobs.service.ts';
-import { ASYNC_JOB_RUNNERS } from './runners.ts';
+import { type AsyncJobRunners, deadLetterAsyncJob, runAsyncJob } from './async-jobs.service.ts';
 
 /**
  * The async-job worker: woken by NOTIFY, works a few jobs at a time, each
  * settled on its own. pg-boss heartbeats each job while its handler runs, so
  * a job whose worker was killed is handed to another one (`heartbeatSeconds`).
+ * `runners` come from the process wiring (job-handlers.ts): the modules that
+ * run jobs sit above this one.
  */
 export async function startAsyncJobWorkers(
   boss: PgBoss,
-  deps: { readonly db: Db; readonly config: Config; readonly logger: Logger },
+  deps: { readonly db: Db; readonly config: Config; readonly logger: Logger; readonly runners: AsyncJobRunners },
 ) {
   const logger = deps.logger.child({ queue: asyncJobQueue.name });
   await boss.work(
@@ -28,7 +29,7 @@ export async function startAsyncJobWorkers(
             const outcome = await runAsyncJob(deps.db, parsed.data.jobId, {
               boss,
               config: deps.config,
-              runners: ASYNC_JOB_RUNNERS,
+              runners: deps.runners,
               lastAttempt: job.retryCount >= job.retryLimit,
               logger,
             });

@@ -104,10 +104,13 @@ export interface AsyncJobOutcome {
 
 export type AsyncJobRunner = (context: AsyncJobRunContext) => Promise<AsyncJobOutcome>;
 
+/** Which service runs which kind of async job (wired in job-handlers.ts). */
+export type AsyncJobRunners = Readonly<Record<AsyncJobType, AsyncJobRunner>>;
+
 export interface RunAsyncJobOptions {
   readonly boss: PgBoss;
   readonly config: Config;
-  readonly runners: Readonly<Record<AsyncJobType, AsyncJobRunner>>;
+  readonly runners: AsyncJobRunners;
   /** pg-boss will not retry after this attempt: a transient error fails the job for good. */
   readonly lastAttempt: boolean;
   readonly logger: Logger;

@@ -8,7 +8,7 @@ import {
   type NutritionUpsert,
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { NutritionItemRow, NutritionLogRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
@@ -33,7 +33,7 @@ export interface NutritionUpsertResult {
  * absent `rawJson` keeps what the app sent before.
  */
 export async function upsertNutritionDay(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   actor: Actor,
   input: NutritionUpsert,
 ): Promise<NutritionUpsertResult> {
@@ -41,7 +41,7 @@ export async function upsertNutritionDay(
   return inTransaction(deps.db, async (trx) => {
     // An item may be eaten on another calendar day than the log's date: recompute from the earliest.
     const earliest = [date, ...input.items.map((item) => item.logged_at.slice(0, 10))].sort()[0] ?? date;
-    await requestRecompute(deps, trx, actor.userId, addDays(earliest, -1));
+    await recordChange(trx, { userId: actor.userId, kind: 'nutrition', fromDate: addDays(earliest, -1) });
     const { log, created } = await upsertNutritionLog(trx, {
       userId: actor.userId,
       date,
@@ -94,7 +94,7 @@ export async function upsertNutritionDay(
  * `MAX_ITEMS_PER_DAY` items in all (else `unprocessable`).
  */
 export async function appendNutritionItems(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   actor: Actor,
   date: string,
   items: NutritionUpsert['items'],

@@ -7,7 +7,7 @@ import type {
 } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { resolveDatePage } from '../../lib/date-range.ts';
@@ -49,7 +49,7 @@ function valuesOf(input: PlannedWorkoutPatch, timeZone: string): PlannedWorkoutV
  * as docs/design.md §3 "Dates" says); the calling app is recorded as its source.
  */
 export async function createPlannedWorkout(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   actor: Actor,
   input: PlannedWorkoutCreate,
 ): Promise<PlannedWorkout> {
@@ -62,7 +62,7 @@ export async function createPlannedWorkout(
       title: input.title,
       source: actor.source,
     });
-    await requestRecompute(deps, trx, actor.userId, row.date);
+    await recordChange(trx, { userId: actor.userId, kind: 'planned_workouts', fromDate: row.date });
     return toPlannedWorkout(row);
   });
 }
@@ -75,7 +75,7 @@ export async function getPlannedWorkout(db: Db, actor: Actor, id: string): Promi
 
 /** Merge top-level fields; `structure` is replaced whole. An empty patch answers the stored workout. */
 export async function patchPlannedWorkout(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   actor: Actor,
   id: string,
   patch: PlannedWorkoutPatch,
@@ -88,16 +88,17 @@ export async function patchPlannedWorkout(
     const row = await updatePlannedWorkout(trx, actor.userId, id, values);
     if (!row) throw notFound(id);
     // The fuel of both its old and its new day changes.
-    await requestRecompute(deps, trx, actor.userId, row.date < before.date ? row.date : before.date);
+    const fromDate = row.date < before.date ? row.date : before.date;
+    await recordChange(trx, { userId: actor.userId, kind: 'planned_workouts', fromDate });
     return toPlannedWorkout(row);
   });
 }
 
-export async function removePlannedWorkout(deps: AnalyticsInputDeps, actor: Actor, id: string): Promise<void> {
+export async function removePlannedWorkout(deps: InputWriteDeps, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const date = await deletePlannedWorkout(trx, actor.userId, id);
     if (date === undefined) throw notFound(id);
-    await requestRecompute(deps, trx, actor.userId, date);
+    await recordChange(trx, { userId: actor.userId, kind: 'planned_workouts', fromDate: date });
   });
 }
 

@@ -11,7 +11,7 @@ import { AppError } from '../../errors.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { getProfile } from '../profile/profile.service.ts';
 import { findPlannedWorkout, updatePlannedWorkout } from './planned-workouts.repository.ts';
-import { requestRecompute } from '../analytics/recompute-request.ts';
+import { recordChange } from '../changes/changes.repository.ts';
 
 /**
  * Steps for a planned workout from its intent, duration and the athlete's
@@ -191,7 +191,7 @@ const DEFAULT_DURATION_SECS = 3600;
  * estimated training stress to the planned workout (in the transaction that
  * completes the job).
  */
-export const runStructureGenerationJob: AsyncJobRunner = async ({ db, boss, job, progress }) => {
+export const runStructureGenerationJob: AsyncJobRunner = async ({ db, job, progress }) => {
   const input = job.input as Pick<GenerateWorkoutStructureInput, 'planned_workout_id' | 'intent' | 'duration_secs'>;
   const planned = await findPlannedWorkout(db, job.userId, input.planned_workout_id);
   if (!planned) throw new AppError('not_found', `No planned workout ${input.planned_workout_id}.`);
@@ -220,7 +220,7 @@ export const runStructureGenerationJob: AsyncJobRunner = async ({ db, boss, job,
         trainingStress: generated.trainingStress,
       });
       if (!updated) throw new AppError('not_found', `The planned workout ${planned.id} was deleted.`);
-      await requestRecompute({ boss }, trx, job.userId, updated.date);
+      await recordChange(trx, { userId: job.userId, kind: 'planned_workouts', fromDate: updated.date });
     },
   };
 };

@@ -1,7 +1,7 @@
 import { HEART_RATE_ORDER, type Profile, type ProfilePatch } from '@pacer/contract';
 import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, FROM_THE_BEGINNING, requestRecompute } from '../analytics/recompute-request.ts';
+import { FROM_THE_BEGINNING, type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 import type { User } from '../../db/tables.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { isValidTimeZone, localDateOf } from '../../lib/dates.ts';
@@ -68,7 +68,7 @@ export async function getProfile(db: Db, userId: string): Promise<Profile> {
  * profile, under a row lock, so concurrent patches cannot together store
  * what neither would alone.
  */
-export async function updateProfile(deps: AnalyticsInputDeps, userId: string, patch: ProfilePatch): Promise<Profile> {
+export async function updateProfile(deps: InputWriteDeps, userId: string, patch: ProfilePatch): Promise<Profile> {
   return inTransaction(deps.db, async (trx) => {
     const user = await findUserForUpdate(trx, userId);
     if (!user) throw new AppError('not_found', 'The account no longer exists.');
@@ -85,7 +85,7 @@ export async function updateProfile(deps: AnalyticsInputDeps, userId: string, pa
     if (!updated) throw new AppError('not_found', 'The account no longer exists.');
     // Thresholds, weight and the time zone enter every day's training load, recovery and fuel.
     if (MODEL_INPUTS.some((column) => column in update)) {
-      await requestRecompute(deps, trx, userId, FROM_THE_BEGINNING);
+      await recordChange(trx, { userId, kind: 'profile', fromDate: FROM_THE_BEGINNING });
     }
     return toProfile(updated);
   });

@@ -10,19 +10,18 @@ import type { DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow, WellnessRow, WorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import { addDays, formatInZone, zonedTimeMs } from '../../lib/dates.ts';
+import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
+import { plannedWorkoutIntensity } from '../derived/exercise.ts';
+import { fuelStatus } from '../derived/fuel-plan.ts';
 import {
-  findModelProfile,
-  listRecovery,
-  listTrainingLoad,
+  readRecoveryDays,
+  readStoredFuel,
+  readTrainingLoadDays,
+  type StoredFuelDay,
   type StoredLoadDay,
   type StoredRecoveryDay,
-} from '../analytics/analytics.repository.ts';
-import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
-import { plannedWorkoutIntensity } from '../fuel/exercise.ts';
-import { fuelStatus } from '../fuel/fuel-plan.ts';
-import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from '../fuel/fuel.repository.ts';
-import { DEFAULT_BODY_MASS_KG, STEP_MS } from '../fuel/glycogen.constants.ts';
-import { capacityFor } from '../fuel/glycogen.model.ts';
+} from '../derived/derived-reads.service.ts';
+import { STEP_MS } from '../derived/glycogen.constants.ts';
 import { findNutritionLogs, listNutritionDates } from '../nutrition/nutrition.repository.ts';
 import { listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import { listWellness } from '../wellness/wellness.repository.ts';
@@ -1016,27 +1015,15 @@ async function loadNutritionItems(db: DbOrTrx, userId: string, period: ReportPer
 /** Planned workouts of a week: a handful; more than this are left out of the report. */
 const PLANNED_WORKOUTS_READ = 100;
 
-/**
- * The stored fuel timeline of the week and a day either side, with the
- * capacity that is its 100 %. Body mass as the fuel service takes it: the
- * profile's weight, else the latest wellness weight, else the model's default.
- */
+/** The stored fuel timeline of the week and a day either side (as the derived module reads it), and the week's plans. */
 async function loadFuel(db: DbOrTrx, userId: string, period: ReportPeriod): Promise<ReportFuelInput> {
-  const profile = await findModelProfile(db, userId);
-  const massKg = profile?.weightKg ?? (await findLatestWellnessWeight(db, userId)) ?? DEFAULT_BODY_MASS_KG;
-  const capacity = capacityFor(massKg);
-  const days = await listFuelDays(db, userId, addDays(period.from, -1), addDays(period.to, 1));
+  const fuel = await readStoredFuel(db, userId, { from: addDays(period.from, -1), to: addDays(period.to, 1) });
   const plannedWorkouts = await listPlannedWorkouts(db, userId, {
     ...period,
     after: undefined,
     limit: PLANNED_WORKOUTS_READ,
   });
-  return {
-    timeZone: profile?.timeZone ?? 'UTC',
-    capacityG: capacity.liverG + capacity.muscleG,
-    days,
-    plannedWorkouts: plannedWorkouts.slice(0, PLANNED_WORKOUTS_READ),
-  };
+  return { ...fuel, plannedWorkouts: plannedWorkouts.slice(0, PLANNED_WORKOUTS_READ) };
 }
 
 /** Reads only the period's rows of the user, by the (user, date) indexes, and returns the builder to run. */
@@ -1047,8 +1034,8 @@ async function loadReport(db: DbOrTrx, userId: string, input: ReportJobInput): P
       const period = weeklyPeriodOf(endDate);
       const workouts = await loadWorkoutsIn(db, userId, period);
       const wellness = await listWellness(db, userId, { ...period, after: undefined, limit: WEEK_DAYS });
-      const trainingLoad = await listTrainingLoad(db, userId, period.from, period.to);
-      const recovery = await listRecovery(db, userId, { ...period, after: undefined, limit: WEEK_DAYS });
+      const trainingLoad = await readTrainingLoadDays(db, userId, period);
+      const recovery = await readRecoveryDays(db, userId, { ...period, limit: WEEK_DAYS });
       return () => buildWeeklyTrainingReport({ endDate, workouts, wellness, trainingLoad, recovery });
     }
     case 'LAST_3_WORKOUTS': {

@@ -7,7 +7,7 @@ import {
   WellnessUpsertSchema,
 } from '@pacer/contract';
 import { z } from 'zod';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
+import type { InputWriteDeps } from '../changes/changes.repository.ts';
 import { AppError, type FieldError } from '../../errors.ts';
 import { upsertNutritionDay } from '../nutrition/nutrition.service.ts';
 import type { Actor } from '../../lib/actor.ts';
@@ -25,7 +25,7 @@ import { findEventGrantee } from './webhooks.repository.ts';
 interface EventHandler {
   readonly scope: Scope;
   readonly data: z.ZodType;
-  apply(deps: AnalyticsInputDeps, actor: Actor, data: unknown): Promise<Record<string, unknown>>;
+  apply(deps: InputWriteDeps, actor: Actor, data: unknown): Promise<Record<string, unknown>>;
 }
 
 /** One handler per event name of the contract (a name without a handler fails to compile). */
@@ -132,7 +132,7 @@ function zodErrors(prefix: string, error: z.ZodError): FieldError[] {
  * a retry cannot fix; anything else is transient.
  */
 export async function applyEvent(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   client: { readonly id: string; readonly clientId: string },
   parsed: ParsedEvent,
 ): Promise<Record<string, unknown>> {

@@ -1,4 +1,3 @@
-import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { jsonNestsDeeperThan } from '../../lib/json-depth.ts';
@@ -13,8 +12,6 @@ export type AttemptOutcome =
   | { readonly kind: 'retry'; readonly error: string };
 
 export interface AttemptContext {
-  /** The events' writes ask for a recompute of derived data through the queue. */
-  readonly boss: PgBoss;
   /** No retry follows this attempt: a transient failure dead-letters the delivery. */
   readonly lastAttempt: boolean;
   readonly logger: Logger;
@@ -25,7 +22,8 @@ class AttemptLost extends Error {}
 
 /**
  * One processing attempt of a delivery, exactly once in effect: the events'
- * writes and the `processed` mark commit in one transaction, so an attempt
+ * writes (with their change records) and the `processed` mark commit in one
+ * transaction, passed down to each event's service, so an attempt
  * that dies half-way leaves no trace and the retry starts clean. A delivery
  * is re-entered from `processing` only by a retry of its own job.
  */
@@ -64,7 +62,7 @@ export async function processDelivery(db: Db, deliveryId: string, context: Attem
   try {
     await db.transaction().execute(async (trx) => {
       const applied = [];
-      for (const event of known) applied.push(await applyEvent({ db: trx, boss: context.boss }, client, event));
+      for (const event of known) applied.push(await applyEvent({ db: trx }, client, event));
       const settled = await settleDelivery(trx, deliveryId, { state: 'processed', result: { applied, skipped } });
       if (!settled) throw new AttemptLost();
     });

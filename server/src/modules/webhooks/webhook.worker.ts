@@ -24,7 +24,6 @@ export async function startWebhookWorkers(boss: PgBoss, deps: { readonly db: Db;
           }
           try {
             const outcome = await processDelivery(deps.db, parsed.data.deliveryId, {
-              boss,
               lastAttempt: job.retryCount >= job.retryLimit,
               logger,
             });

@@ -2,7 +2,7 @@ import { inDatePage } from '../../db/date-page.ts';
 import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import { recomputeRequestUpsert } from '../analytics/recompute.repository.ts';
+import { changeRecordInsert } from '../changes/changes.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
 
@@ -37,13 +37,13 @@ const RETURNED = sql.join(
  * One statement, so concurrent writers never lose each other's fields:
  * `ON CONFLICT DO UPDATE` sets only the columns this caller sent (the
  * `sent` parameter names them), on the row as it is when the update takes
- * its lock. Its text is the same whatever was sent, so it is compiled once
- * and runs as a named prepared statement. `xmax = 0` is true only for the
- * row version this statement inserted. With `requestRecompute`, the same
- * statement also records the analytics recompute request for the user from
- * that date (the analytics module's SQL, as a CTE).
+ * its lock. `xmax = 0` is true only for the row version this statement
+ * inserted. The same statement appends the day's change record (a CTE), so
+ * the day and its record commit together in one round trip, in the caller's
+ * transaction or on their own. Its text is the same whatever was sent, so it
+ * is compiled once and runs as a named prepared statement.
  */
-function upsertText(db: DbOrTrx, requestRecompute: boolean): string {
+function upsertText(db: DbOrTrx): string {
   const insert = sql`insert into wellness (user_id, date, ${sql.join(WELLNESS_FIELDS.map((field) => sql.ref(field)))}, raw_json)
     values ($1, $2, ${sql.join(WELLNESS_FIELDS.map((_, index) => param(FIELD_PARAMS_FROM + index)))},
       coalesce(${param(RAW_JSON_PARAM)}::jsonb, '{}'::jsonb))
@@ -59,26 +59,15 @@ function upsertText(db: DbOrTrx, requestRecompute: boolean): string {
       raw_json = case when ${param(RAW_JSON_PARAM)}::jsonb is null then wellness.raw_json
         else wellness.raw_json || excluded.raw_json end
     returning ${RETURNED}, (xmax = 0) as created`;
-  const statement = requestRecompute
-    ? sql`with written as (${insert}), requested as (${recomputeRequestUpsert(param(1), param(2))})
-        select * from written ${preparedStatement('upsert_wellness_requesting_recompute')}`
-    : sql`${insert} ${preparedStatement('upsert_wellness')}`;
-  return statement.compile(db).sql;
+  return sql`with written as (${insert}), changed as (${changeRecordInsert('wellness', param(1), param(2))})
+    select * from written ${preparedStatement('upsert_wellness')}`.compile(db).sql;
 }
 
-const upsertTexts = new Map<boolean, string>();
+let upsertTextOnce: string | undefined;
 
-/** The upsert of one day as a statement to run (alone, or with others in one transaction: `runAtomically`). */
-export function wellnessUpsert(
-  db: DbOrTrx,
-  row: WellnessUpsertRow,
-  options: { readonly requestRecompute: boolean },
-): CompiledQuery<WrittenWellnessRow> {
-  let text = upsertTexts.get(options.requestRecompute);
-  if (text === undefined) {
-    text = upsertText(db, options.requestRecompute);
-    upsertTexts.set(options.requestRecompute, text);
-  }
+/** The upsert of one day and its change record, as one statement. */
+function wellnessUpsert(db: DbOrTrx, row: WellnessUpsertRow): CompiledQuery<WrittenWellnessRow> {
+  upsertTextOnce ??= upsertText(db);
   const sent: WellnessField[] = [];
   const parameters: unknown[] = [row.userId, row.date];
   for (const field of WELLNESS_FIELDS) {
@@ -87,23 +76,19 @@ export function wellnessUpsert(
     parameters.push(value ?? null);
   }
   parameters.push(sent, row.rawJson === undefined ? null : JSON.stringify({ [row.source]: row.rawJson }));
-  return CompiledQuery.raw(text, parameters);
+  return CompiledQuery.raw(upsertTextOnce, parameters);
 }
 
-/** The row a `wellnessUpsert` returned, and whether it created it. */
-export function writtenWellnessOf(rows: readonly unknown[]): { row: WellnessRow; created: boolean } {
-  const written = rows[0] as WrittenWellnessRow | undefined;
-  if (!written) throw new Error('wellness upsert returned no row');
-  const { created, ...stored } = written;
-  return { row: stored, created };
-}
-
+/** Upsert one day (see `upsertText`): the row as stored, and whether this call created it. */
 export async function upsertWellness(
   db: DbOrTrx,
   row: WellnessUpsertRow,
 ): Promise<{ row: WellnessRow; created: boolean }> {
-  const { rows } = await db.executeQuery(wellnessUpsert(db, row, { requestRecompute: false }));
-  return writtenWellnessOf(rows);
+  const { rows } = await db.executeQuery(wellnessUpsert(db, row));
+  const written = rows[0];
+  if (!written) throw new Error('wellness upsert returned no row');
+  const { created, ...stored } = written;
+  return { row: stored, created };
 }
 
 /** Rows in the window, oldest first; one more than `limit` tells the caller another page exists. */

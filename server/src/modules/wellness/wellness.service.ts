@@ -1,13 +1,12 @@
 import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type WellnessUpsert } from '@pacer/contract';
 import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import type { Db } from '../../db/database.ts';
-import { runAtomically } from '../../db/statement-batch.ts';
-import { type AnalyticsInputDeps, recomputeJobStatement } from '../analytics/recompute-request.ts';
+import type { InputWriteDeps } from '../changes/changes.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';
 import type { Actor } from '../../lib/actor.ts';
-import { listWellnessRecords, type WellnessValues, wellnessUpsert, writtenWellnessOf } from './wellness.repository.ts';
+import { listWellnessRecords, upsertWellness, type WellnessValues } from './wellness.repository.ts';
 
 export interface WellnessUpsertResult {
   readonly record: WellnessRecord;
@@ -20,7 +19,7 @@ export interface WellnessUpsertResult {
  * app. The date is the user's calendar date (see `resolveLocalDate`).
  */
 export async function upsertWellnessDay(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   actor: Actor,
   input: WellnessUpsert,
 ): Promise<WellnessUpsertResult> {
@@ -30,19 +29,14 @@ export async function upsertWellnessDay(
     const value = input[field];
     if (value !== undefined) (values as Record<string, unknown>)[field] = value;
   }
-  // The day, the request row and the recompute job commit together (requestRecompute's rule),
-  // in one round trip: one statement for the day and the request row, then the job's insert.
-  // That is requestRecompute's lock order too (request row, then job): concurrent writes of one
-  // athlete queue on the request row instead of deadlocking on it and the job's singleton key.
-  const [written] = await runAtomically(deps.db, [
-    wellnessUpsert(
-      deps.db,
-      { userId: actor.userId, date, values, source: actor.source, rawJson: input.rawJson },
-      { requestRecompute: true },
-    ),
-    await recomputeJobStatement(deps, actor.userId),
-  ]);
-  const { row, created } = writtenWellnessOf(written?.rows ?? []);
+  // One statement writes the day and its change record (wellness.repository.ts).
+  const { row, created } = await upsertWellness(deps.db, {
+    userId: actor.userId,
+    date,
+    values,
+    source: actor.source,
+    rawJson: input.rawJson,
+  });
   return { record: toWellnessRecord(row), created };
 }
 

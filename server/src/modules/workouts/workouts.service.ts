@@ -25,7 +25,7 @@ import {
 } from './workouts.repository.ts';
 import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { type AnalyticsInputDeps, requestRecompute } from '../analytics/recompute-request.ts';
+import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 
 /** A FIT upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
 export interface FitUpload {
@@ -40,7 +40,7 @@ export interface FitUpload {
   readonly ticket: DecodeTicket;
 }
 
-export interface WorkoutsDeps extends AnalyticsInputDeps {
+export interface WorkoutsDeps extends InputWriteDeps {
   readonly db: Db;
   readonly decoding: FitDecodeQueue;
 }
@@ -136,7 +136,7 @@ export async function uploadFitWorkout(
       relabel,
       upload.bytes,
     );
-    if (created) await requestRecompute(deps, trx, actor.userId, localDate);
+    if (created) await recordChange(trx, { userId: actor.userId, kind: 'workouts', fromDate: localDate });
     return { workout: toWorkout(workout), created };
   });
 }
@@ -339,11 +339,11 @@ async function decodeStoredStreams(
   return outcome.streamsJson;
 }
 
-export async function removeWorkout(deps: AnalyticsInputDeps, actor: Actor, id: string): Promise<void> {
+export async function removeWorkout(deps: InputWriteDeps, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const date = await deleteWorkout(trx, actor.userId, id);
     if (date === undefined) throw notFound();
-    await requestRecompute(deps, trx, actor.userId, date);
+    await recordChange(trx, { userId: actor.userId, kind: 'workouts', fromDate: date });
   });
 }
 

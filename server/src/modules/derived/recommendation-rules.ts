@@ -67,9 +67,9 @@ import type {
 } from '@pacer/contract';
 import type { RecommendationEvidence, RecommendationKind } from '@pacer/contract';
 import { addDays } from '../../lib/dates.ts';
-import { weeklyCtlRamp, RAMP_TOO_STEEP_CTL_PER_WEEK, type TrainingLoadDay } from '../analytics/training-load.model.ts';
-import { plannedWorkoutIntensity } from '../fuel/exercise.ts';
-import { AT_RISK_START_PERCENT, MINIMUM_DURING_PERCENT } from '../fuel/glycogen.constants.ts';
+import { weeklyCtlRamp, RAMP_TOO_STEEP_CTL_PER_WEEK, type TrainingLoadDay } from './training-load.model.ts';
+import { plannedWorkoutIntensity } from './exercise.ts';
+import { AT_RISK_START_PERCENT, MINIMUM_DURING_PERCENT } from './glycogen.constants.ts';
 import { buildWorkoutStructure } from '../planned-workouts/structure-generation.service.ts';
 
 /** The recovery model's `recover` band: a score below this. */

@@ -4,9 +4,9 @@ import { deleteMcpRecordsBefore } from '../mcp-audit/mcp-audit.repository.ts';
 import { MCP_RECORD_RETENTION_DAYS } from '../mcp-audit/mcp-stats.service.ts';
 import { deleteTokensExpiredBefore } from '../oauth/token.repository.ts';
 import { deleteCountersExpiredBefore } from '../rate-limit/rate-limit.repository.ts';
-import { deleteKnownAddressesUnusedSince, deleteThrottlesIdleSince } from './login-throttle.repository.ts';
-import { KNOWN_ADDRESS_DAYS } from './login.service.ts';
-import { deleteSessionsExpiredBefore } from './session.repository.ts';
+import { deleteKnownAddressesUnusedSince, deleteThrottlesIdleSince } from '../accounts/login-throttle.repository.ts';
+import { KNOWN_ADDRESS_DAYS } from '../accounts/login.service.ts';
+import { deleteSessionsExpiredBefore } from '../accounts/session.repository.ts';
 
 export interface PurgeCounts {
   readonly sessions: number;

@@ -9,7 +9,7 @@ import type { Db } from '../../db/database.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { RecommendationRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import type { AnalyticsInputDeps } from '../analytics/recompute-request.ts';
+import type { InputWriteDeps } from '../changes/changes.repository.ts';
 import { appendNutritionItems } from '../nutrition/nutrition.service.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { getPlannedWorkout, patchPlannedWorkout } from '../planned-workouts/planned-workouts.service.ts';
@@ -42,15 +42,11 @@ export async function listRecommendationsOf(
  * Accept an open recommendation: apply its action and mark it `accepted`,
  * in one transaction. The action goes through the services that own the
  * data (planned workouts, nutrition), as the app's own write would, so each
- * change asks for a recompute in this transaction too, and is attributed to
+ * change appends its change record in this transaction too, and is attributed to
  * the calling app. The row stays locked meanwhile, so a concurrent accept or
  * dismiss waits and then finds it decided (`conflict`).
  */
-export async function acceptRecommendation(
-  deps: AnalyticsInputDeps,
-  actor: Actor,
-  id: string,
-): Promise<Recommendation> {
+export async function acceptRecommendation(deps: InputWriteDeps, actor: Actor, id: string): Promise<Recommendation> {
   return inTransaction(deps.db, async (trx) => {
     const row = await findRecommendationForUpdate(trx, actor.userId, id);
     if (!row) throw notFound(id);
@@ -73,7 +69,7 @@ export async function dismissRecommendation(db: Db, actor: Actor, id: string): P
   });
 }
 
-async function applyAction(deps: AnalyticsInputDeps, actor: Actor, action: RecommendationAction): Promise<void> {
+async function applyAction(deps: InputWriteDeps, actor: Actor, action: RecommendationAction): Promise<void> {
   switch (action.type) {
     case 'swap_structure':
       await patchPlannedWorkout(deps, actor, action.plannedWorkoutId, {
@@ -109,7 +105,7 @@ const ADVICE_ITEM_NAMES: Readonly<Record<AbsorptionType, string>> = {
  * time, so the items start no earlier than the athlete's last write.
  */
 async function logAdvice(
-  deps: AnalyticsInputDeps,
+  deps: InputWriteDeps,
   actor: Actor,
   items: Extract<RecommendationAction, { type: 'log_nutrition' }>['items'],
 ): Promise<void> {
@@ -132,12 +128,7 @@ async function logAdvice(
 }
 
 /** Scale each listed planned workout that still exists (a deleted one is skipped). */
-async function scaleWeek(
-  deps: AnalyticsInputDeps,
-  actor: Actor,
-  ids: readonly string[],
-  factor: number,
-): Promise<void> {
+async function scaleWeek(deps: InputWriteDeps, actor: Actor, ids: readonly string[], factor: number): Promise<void> {
   for (const id of ids) {
     let workout;
     try {

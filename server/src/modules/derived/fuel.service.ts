@@ -13,8 +13,8 @@ import {
   zonedTimeMs,
   zoneOffsetMinutes,
 } from '../../lib/dates.ts';
-import { findModelProfile } from '../analytics/analytics.repository.ts';
-import { stressOfWorkoutRow } from '../analytics/training-load.model.ts';
+import { findModelProfile } from './analytics.repository.ts';
+import { stressOfWorkoutRow } from './training-load.model.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { findPlannedWorkout, listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import { defaultFtpWatts, exerciseFromBlocks, plannedWorkoutIntensity, type ExerciseInput } from './exercise.ts';

@@ -2,8 +2,8 @@ import type { PlannedWorkoutFuel } from '@pacer/contract';
 import type { DbOrTrx } from '../../db/database.ts';
 import { addDays, currentTimeOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
-import { listRecovery, listTrainingLoad } from '../analytics/analytics.repository.ts';
-import { planUpcomingWorkoutsFuel } from '../fuel/fuel.service.ts';
+import { listRecovery, listTrainingLoad } from './analytics.repository.ts';
+import { planUpcomingWorkoutsFuel } from './fuel.service.ts';
 import { listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import {
   evaluateRecommendationRules,

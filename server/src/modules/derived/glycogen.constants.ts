@@ -150,7 +150,7 @@ export const DEFAULT_FTP_WATTS_PER_KG = 3.0;
  * and other sessions low because much of their time is rest. The same values
  * serve the training-stress estimate.
  */
-export { SPORT_INTENSITY as SPORT_INTENSITY_FACTORS } from '../analytics/training-load.model.ts';
+export { SPORT_INTENSITY as SPORT_INTENSITY_FACTORS } from './training-load.model.ts';
 
 /**
  * Intensity factor of a planned step whose target is a heart-rate zone, zones

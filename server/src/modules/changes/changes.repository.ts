@@ -1,0 +1,91 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
+import type { DerivedChangeKind } from '../../db/tables.ts';
+
+export type { DerivedChangeKind } from '../../db/tables.ts';
+
+/**
+ * What an input write changed, for the derived data (training load, recovery,
+ * fuel, recommendations): whose data, what kind, and the earliest date whose
+ * derived numbers it can change. Input modules append one in the transaction
+ * of their write; the derived module drains them (docs/design.md §3 "Derived data").
+ */
+export interface ChangeRecord {
+  readonly userId: string;
+  readonly kind: DerivedChangeKind;
+  readonly fromDate: string;
+}
+
+/**
+ * What a service that writes an input of the derived data needs: the handle
+ * its write and change record run on, the pool or the caller's transaction
+ * (passed down, so the caller's transaction holds both).
+ */
+export interface InputWriteDeps {
+  readonly db: DbOrTrx;
+}
+
+/** The earliest date there can be: "recompute everything" (a profile change touches every day). */
+export const FROM_THE_BEGINNING = '0001-01-01';
+
+/** Append a change record in the caller's transaction: it commits with the write or not at all. */
+export async function recordChange(trx: DbOrTrx, change: ChangeRecord): Promise<void> {
+  await trx
+    .insertInto('derivedChanges')
+    .values({ userId: change.userId, kind: change.kind, fromDate: change.fromDate })
+    .execute();
+}
+
+/**
+ * `recordChange` as a data-modifying CTE body, for a write that appends its
+ * change record in its own statement (one round trip, atomic as any single
+ * statement). The values may be expressions of that statement, e.g. its
+ * `$n` parameters; it adds none of its own.
+ */
+export function changeRecordInsert(
+  kind: DerivedChangeKind,
+  userId: RawBuilder<unknown>,
+  fromDate: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  return sql`insert into derived_changes (user_id, kind, from_date) values (${userId}, ${sql.lit(kind)}, ${fromDate}::date)`;
+}
+
+/** Users with change records but those `excluded`, the longest-waiting first (their oldest record), at most `limit`. */
+export async function listUsersWithChanges(
+  db: DbOrTrx,
+  limit: number,
+  excluded: readonly string[] = [],
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('derivedChanges')
+    .select('userId')
+    .$if(excluded.length > 0, (query) => query.where('userId', 'not in', excluded))
+    .groupBy('userId')
+    .orderBy(sql`min(id)`)
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.userId);
+}
+
+/** What a run takes over: how many records, and the earliest date any of them changed. */
+export interface TakenChanges {
+  readonly count: number;
+  readonly fromDate: string;
+}
+
+/**
+ * Take the user's change records: delete every one committed so far and
+ * answer what they asked for, in the caller's transaction. The caller writes
+ * the derived rows in that same transaction, so the records go exactly when
+ * the numbers they asked for are stored; a rollback (a worker that dies)
+ * leaves them for the next run. A write that commits after this statement
+ * keeps its record for the next run, and its data is read by that run.
+ */
+export async function takeChanges(trx: DbOrTrx, userId: string): Promise<TakenChanges | undefined> {
+  const { rows } = await sql<{ count: number; fromDate: string | null }>`
+    with taken as (delete from derived_changes where user_id = ${userId} returning from_date)
+    select count(*)::int as count, min(from_date)::text as from_date from taken`.execute(trx);
+  const taken = rows[0];
+  if (!taken || taken.count === 0 || taken.fromDate === null) return undefined;
+  return { count: taken.count, fromDate: taken.fromDate };
+}

@@ -1,0 +1,66 @@
+import type { DbOrTrx } from '../../db/database.ts';
+import {
+  findModelProfile,
+  listRecovery,
+  listTrainingLoad,
+  type StoredLoadDay,
+  type StoredRecoveryDay,
+} from './analytics.repository.ts';
+import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from './fuel.repository.ts';
+import { DEFAULT_BODY_MASS_KG } from './glycogen.constants.ts';
+import { capacityFor } from './glycogen.model.ts';
+
+export type { StoredFuelDay, StoredLoadDay, StoredRecoveryDay };
+
+/**
+ * The derived numbers as the recompute stored them, for readers outside this
+ * module (reports): they read here, never the tables, so what they show is
+ * what the API shows for the same days.
+ */
+
+/** Training load of the days `from`..`to` (both included), oldest first. */
+export async function readTrainingLoadDays(
+  db: DbOrTrx,
+  userId: string,
+  period: { readonly from: string; readonly to: string },
+): Promise<StoredLoadDay[]> {
+  return listTrainingLoad(db, userId, period.from, period.to);
+}
+
+/** Recovery of the days `from`..`to` (both included), oldest first, at most `limit`. */
+export async function readRecoveryDays(
+  db: DbOrTrx,
+  userId: string,
+  period: { readonly from: string; readonly to: string; readonly limit: number },
+): Promise<StoredRecoveryDay[]> {
+  return listRecovery(db, userId, { ...period, after: undefined });
+}
+
+/** The stored fuel timeline of some days, with what it is relative to. */
+export interface StoredFuel {
+  /** The athlete's zone: the days are their calendar days. */
+  readonly timeZone: string;
+  /** Liver plus muscle capacity, grams: 100 % (the timeline's `capacity`). */
+  readonly capacityG: number;
+  readonly days: StoredFuelDay[];
+}
+
+/**
+ * The stored fuel days `from`..`to` (both included). Body mass as the fuel
+ * service takes it: the profile's weight, else the latest wellness weight,
+ * else the model's default.
+ */
+export async function readStoredFuel(
+  db: DbOrTrx,
+  userId: string,
+  period: { readonly from: string; readonly to: string },
+): Promise<StoredFuel> {
+  const profile = await findModelProfile(db, userId);
+  const massKg = profile?.weightKg ?? (await findLatestWellnessWeight(db, userId)) ?? DEFAULT_BODY_MASS_KG;
+  const capacity = capacityFor(massKg);
+  return {
+    timeZone: profile?.timeZone ?? 'UTC',
+    capacityG: capacity.liverG + capacity.muscleG,
+    days: await listFuelDays(db, userId, period.from, period.to),
+  };
+}
