@@ -34,7 +34,7 @@ const CONTRACT_ENUM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Enum columns the wire never shows: their values live in tables.ts alone. */
-const SERVER_ONLY_ENUM_COLUMNS = ['users.role', 'oauth_clients.kind', 'idempotency_keys.state'];
+const SERVER_ONLY_ENUM_COLUMNS = ['users.role', 'oauth_clients.kind', 'idempotency_keys.state', 'derived_changes.kind'];
 
 let database: string;
 let client: pg.Client;

@@ -50,10 +50,22 @@ export function changeRecordInsert(
   return sql`insert into derived_changes (user_id, kind, from_date) values (${userId}, ${sql.lit(kind)}, ${fromDate}::date)`;
 }
 
-/** Users with change records but those `excluded`, the longest-waiting first (their oldest record), at most `limit`. */
+/** When a user's change records are ripe for a run (see `listUsersWithChanges`). */
+export interface SettleWindow {
+  /** Serve once the newest record is this old: a burst of writes has paused. */
+  readonly quietMs: number;
+  /** …or once the oldest is this old, however busy the writes: what bounds the lag of a steady stream. */
+  readonly maxWaitMs: number;
+}
+
+/**
+ * Users whose change records have settled (`settle`), but those `excluded`,
+ * the longest-waiting first (their oldest record), at most `limit`.
+ */
 export async function listUsersWithChanges(
   db: DbOrTrx,
   limit: number,
+  settle: SettleWindow,
   excluded: readonly string[] = [],
 ): Promise<string[]> {
   const rows = await db
@@ -61,6 +73,12 @@ export async function listUsersWithChanges(
     .select('userId')
     .$if(excluded.length > 0, (query) => query.where('userId', 'not in', excluded))
     .groupBy('userId')
+    .having((eb) =>
+      eb.or([
+        eb(eb.fn.max('createdAt'), '<=', sql<Date>`now() - make_interval(secs => ${settle.quietMs / 1000})`),
+        eb(eb.fn.min('createdAt'), '<=', sql<Date>`now() - make_interval(secs => ${settle.maxWaitMs / 1000})`),
+      ]),
+    )
     .orderBy(sql`min(id)`)
     .limit(limit)
     .execute();

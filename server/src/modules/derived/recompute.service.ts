@@ -1,5 +1,5 @@
 import type { Db, DbOrTrx } from '../../db/database.ts';
-import { listUsersWithChanges, recordChange, takeChanges } from '../changes/changes.repository.ts';
+import { listUsersWithChanges, recordChange, type SettleWindow, takeChanges } from '../changes/changes.repository.ts';
 import { type LoadAndRecoveryOutcome, recomputeLoadAndRecovery } from './analytics.service.ts';
 import { listUsersBehindToday } from './analytics.repository.ts';
 import { tryLockUserForRecompute } from './recompute.repository.ts';
@@ -57,12 +57,20 @@ export async function recomputeFrom(
 export const DRAIN_BATCH = 16;
 
 /**
- * The users with change records (the longest-waiting first, at most
+ * When a user's records are served: once their writes have paused for
+ * `quietMs`, so a burst (a sync of many days, a backfill) is one run, or at
+ * the latest `maxWaitMs` after the oldest, so a steady stream of writes still
+ * sees its derived data within about a second (plus the poll and the run).
+ */
+export const SETTLE = { quietMs: 100, maxWaitMs: 750 } as const satisfies SettleWindow;
+
+/**
+ * The users with settled change records (the longest-waiting first, at most
  * `DRAIN_BATCH`), each for `recomputeUser`, but those `excluded` (waiting
  * out a failure).
  */
 export async function listUsersToRecompute(db: Db, excluded: readonly string[] = []): Promise<string[]> {
-  return listUsersWithChanges(db, DRAIN_BATCH, excluded);
+  return listUsersWithChanges(db, DRAIN_BATCH, SETTLE, excluded);
 }
 
 /** Users brought forward per rollover run; the next hourly run takes the rest. */
