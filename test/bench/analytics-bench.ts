@@ -10,7 +10,7 @@
  *   items, seeded in SQL): `recomputeFrom` 0001-01-01 in this process,
  *   `runs` times, with its two halves timed apart (training load + recovery,
  *   fuel); and the same through the server's worker: a profile change (which
- *   asks for everything) acknowledged -> its request settled (target ≤ 1 s);
+ *   asks for everything) acknowledged -> its change records served (target ≤ 1 s);
  * - the lag of the derived data behind writes: `POST /api/wellness` at a
  *   steady `lagRate`/s (open loop) for `lagDurationS` over `lagUsers` users,
  *   each with a year of data already computed; each write carries a unique
@@ -106,11 +106,8 @@ export interface RecomputeFigures {
   /** The halves, each in its own transaction. */
   readonly loadAndRecoveryMs: Spread;
   readonly fuelMs: Spread;
-  /** PATCH /api/profile acknowledged -> request settled by the server's worker (10 ms polls). */
+  /** PATCH /api/profile acknowledged -> its change records served by the server's drainer (10 ms polls). */
   readonly workerMs: Spread;
-  /** The worker's job, from pg-boss's timestamps: created -> started, started -> completed. */
-  readonly workerJobWaitMs: Spread | undefined;
-  readonly workerJobRunMs: Spread | undefined;
 }
 
 export interface LagFigures {
@@ -127,15 +124,9 @@ export interface LagFigures {
   readonly lagMs: LatencySummary;
   /** Acknowledged writes never seen in the derived data within the wait. */
   readonly unserved: number;
-  /** Recompute jobs created for the lag users during the run (a burst per user coalesces). */
-  readonly jobs: number;
-  /** Those jobs from pg-boss's timestamps: created -> started, started -> completed. */
-  readonly jobWaitMs: LatencySummary;
-  readonly jobRunMs: LatencySummary;
-  /** Jobs that waited more than `SLOW_START_MS` to start, and writes served later than that. */
-  readonly slowJobs: number;
+  /** Writes served later than `SLOW_START_MS`. */
   readonly slowWrites: number;
-  /** Last write acknowledged -> no recompute request left for any lag user. */
+  /** Last write acknowledged -> no change record left for any lag user. */
   readonly drainMs: number | undefined;
   /** CPU of the server process and of the database's backends while the writes were sent, % of one core. */
   readonly serverCpuPercent: number | undefined;
@@ -498,11 +489,8 @@ async function measureRecompute(options: AnalyticsBenchOptions, db: Db): Promise
   // Through the server: a profile change asks for everything; its worker serves it.
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const worker: number[] = [];
-  const jobWait: number[] = [];
-  const jobRun: number[] = [];
   try {
     for (let run = 0; run < runs && !options.interrupted?.(); run++) {
-      const since = new Date();
       const t0 = performance.now();
       await expectStatus(
         send(new URL('/api/profile', options.serverUrl), agent, {
@@ -515,17 +503,6 @@ async function measureRecompute(options: AnalyticsBenchOptions, db: Db): Promise
       );
       await waitSettled(options, [userId]);
       worker.push(performance.now() - t0);
-      const { rows } = await options.pool.query<{ wait: number; run: number }>(
-        `SELECT extract(epoch FROM started_on - created_on) * 1000 AS wait,
-                extract(epoch FROM completed_on - started_on) * 1000 AS run
-           FROM pgboss.job WHERE name = 'analytics.recompute-user' AND singleton_key = $1 AND created_on >= $2
-          ORDER BY created_on`,
-        [userId, since],
-      );
-      for (const row of rows) {
-        jobWait.push(Number(row.wait));
-        jobRun.push(Number(row.run));
-      }
     }
   } finally {
     agent.destroy();
@@ -537,8 +514,6 @@ async function measureRecompute(options: AnalyticsBenchOptions, db: Db): Promise
     loadAndRecoveryMs: spreadOf(loadAndRecovery),
     fuelMs: spreadOf(fuel),
     workerMs: spreadOf(worker),
-    workerJobWaitMs: jobWait.length > 0 ? spreadOf(jobWait) : undefined,
-    workerJobRunMs: jobRun.length > 0 ? spreadOf(jobRun) : undefined,
   };
 }
 
@@ -577,7 +552,6 @@ async function measureLag(options: AnalyticsBenchOptions, db: Db): Promise<LagFi
     firstError ??= message;
   };
   const total = Math.round(rate * durationS);
-  const since = new Date();
   const cpuBefore = await cpuSnapshot(options);
   const started = performance.now();
   let sending = true;
@@ -666,15 +640,6 @@ async function measureLag(options: AnalyticsBenchOptions, db: Db): Promise<LagFi
   } catch {
     drainMs = undefined;
   }
-  const { rows: jobRows } = await options.pool.query<{ wait: number | null; run: number | null }>(
-    `SELECT extract(epoch FROM started_on - created_on) * 1000 AS wait,
-            extract(epoch FROM completed_on - started_on) * 1000 AS run
-       FROM pgboss.job
-      WHERE name = 'analytics.recompute-user' AND singleton_key = ANY($1::text[]) AND created_on >= $2`,
-    [users.map((user) => user.id), since],
-  );
-  const jobWait = jobRows.flatMap((row) => (row.wait === null ? [] : [Number(row.wait)]));
-  const jobRun = jobRows.flatMap((row) => (row.run === null ? [] : [Number(row.run)]));
   const acked = writes.filter((w) => w.ackAt !== undefined);
   const lag = acked.flatMap((w) => (w.servedAt === undefined || w.ackAt === undefined ? [] : [w.servedAt - w.ackAt]));
   const wallMs = sentS * 1000;
@@ -689,10 +654,6 @@ async function measureLag(options: AnalyticsBenchOptions, db: Db): Promise<LagFi
     firstError,
     lagMs: summarize(lag),
     unserved: acked.length - lag.length,
-    jobs: jobRows.length,
-    jobWaitMs: summarize(jobWait),
-    jobRunMs: summarize(jobRun),
-    slowJobs: jobWait.filter((wait) => wait > SLOW_START_MS).length,
     slowWrites: lag.filter((ms) => ms > SLOW_START_MS).length,
     drainMs,
     serverCpuPercent: cpu ? round((cpu.server / wallMs) * 100, 0) : undefined,
@@ -740,22 +701,11 @@ export function analyticsBenchLines(result: AnalyticsBenchResult): string[] {
     ),
     row(`  of it: training load + recovery`, spread(r.loadAndRecoveryMs), ''),
     row(`  of it: fuel`, spread(r.fuelMs), ''),
-    row(
-      `  through the worker (PATCH profile -> settled)`,
-      spread(r.workerMs),
-      r.workerJobRunMs && r.workerJobWaitMs
-        ? `job created -> started ${spread(r.workerJobWaitMs)} ms, started -> completed ${spread(r.workerJobRunMs)} ms`
-        : '',
-    ),
+    row(`  through the worker (PATCH profile -> settled)`, spread(r.workerMs), ''),
     row(
       `lag, ${l.targetRate} writes/s x ${l.durationS} s, ${l.users} users`,
       `p50 ${l.lagMs.p50} / p95 ${l.lagMs.p95}`,
       `p99 ${l.lagMs.p99}, max ${l.lagMs.max} ms, ${l.slowWrites} writes over ${SLOW_START_MS} ms; ${l.writes} writes (${l.achievedRate}/s, write p50 ${l.writeMs.p50} / p99 ${l.writeMs.p99} ms, errors ${l.writeErrors}), ${l.unserved} unserved; drained ${l.drainMs ?? '?'} ms after the last write; CPU server ${l.serverCpuPercent ?? '?'} %, postgres ${l.postgresCpuPercent ?? '?'} %`,
-    ),
-    row(
-      `  its ${l.jobs} recompute jobs: created -> started`,
-      `p50 ${l.jobWaitMs.p50} / p95 ${l.jobWaitMs.p95}`,
-      `p99 ${l.jobWaitMs.p99}, max ${l.jobWaitMs.max} ms, ${l.slowJobs} over ${SLOW_START_MS} ms; started -> completed p50 ${l.jobRunMs.p50} / p95 ${l.jobRunMs.p95} / max ${l.jobRunMs.max} ms`,
     ),
     ...(l.firstError ? [`      first error: ${l.firstError}`] : []),
   ];
