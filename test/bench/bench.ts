@@ -1260,87 +1260,71 @@ async function runHotpathSection(
   where: { dataDir: string; databaseUrl: string | undefined },
 ): Promise<HotpathBenchResult> {
   log(`\n[8] hot path: POST and GET /api/wellness, Pacer against the lean reference server, same database`);
-  const port = await freePort();
   // Role `api`: the recompute worker's runs are not the request's work, and in role `all` they would
   // share the process with it (section 7 measures them); everything else as an operator runs it.
-  const env: NodeJS.ProcessEnv = {
-    ...serverEnv({ port, ...where, logLevel: process.env['XLOG'] ?? 'info' }),
-    PACER_ROLE: 'api',
-  };
   const nodeFlags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
-  const pacer = spawnServer(env, port, { nodeFlags });
-  let reference: ServerProcess | undefined;
-  try {
-    log(
-      `    Pacer ready in ${round(await waitReady(pacer), 0)} ms (pid ${pacer.pid}, PACER_LOG_LEVEL=info${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
-    );
-    const users = await inTurns(HOTPATH_USERS, 4, async () => {
-      const { id, token } = await createBenchUser(env, 'bench-hotpath');
-      return { id, token };
-    });
-    const databaseUrl = where.databaseUrl ?? embeddedUrl(where.dataDir);
-    const referencePort = await freePort();
-    reference = spawnServer(
-      {
-        PATH: process.env['PATH'],
-        DATABASE_URL: databaseUrl,
-        PORT: String(referencePort),
-        BASE_URL: `http://127.0.0.1:${port}`,
-        RATE_LIMIT_PER_MINUTE: env['PACER_RATE_LIMIT_PER_MINUTE'],
-        RATE_LIMIT_IP_PER_MINUTE: env['PACER_RATE_LIMIT_IP_PER_MINUTE'],
-      },
-      referencePort,
-      { args: [REFERENCE_SERVER] },
-    );
-    log(`    reference ready in ${round(await waitReady(reference), 0)} ms (pid ${reference.pid})`);
-    log(
-      `    ${users.length} user(s) with a token each, connection i sends user i's token (mod ${users.length}) to both; rate limits ${env['PACER_RATE_LIMIT_PER_MINUTE']}/min per token and ${env['PACER_RATE_LIMIT_IP_PER_MINUTE']}/min per address on both`,
-    );
-    log(
-      `    autocannon, ${CONNECTIONS} connections; per route a ${WARMUP_S} s warm-up of each, then ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s (reference, then Pacer)`,
-    );
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    try {
-      const run = await runHotpathBench({
-        pacer: { url: pacer.url, pid: pacer.pid },
-        reference: { url: reference.url, pid: reference.pid },
-        users,
-        pool,
-        connections: CONNECTIONS,
-        durationS: DURATION_S,
-        warmupS: WARMUP_S,
-        rounds: HOTPATH_ROUNDS,
-        routes: HOTPATH_ROUTE_KEYS,
-        interrupted: () => interrupted,
+  return withPacerAndReference(
+    where,
+    'api',
+    async ({ pacer, reference, env, readyMs }) => {
+      log(
+        `    Pacer ready in ${round(readyMs.pacer, 0)} ms (pid ${pacer.pid}, PACER_LOG_LEVEL=info${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+      );
+      log(`    reference ready in ${round(readyMs.reference, 0)} ms (pid ${reference.pid})`);
+      const users = await inTurns(HOTPATH_USERS, 4, async () => {
+        const { id, token } = await createBenchUser(env, 'bench-hotpath');
+        return { id, token };
       });
-      for (const line of hotpathBenchLines(run)) log(line);
-      return run;
-    } catch (error) {
-      const exited = [pacer, reference].find((server) => server.exited());
-      if (!exited) throw error;
-      throw new Error(`a hot-path server exited during the section:\n${exited.tail.join('\n')}`, { cause: error });
-    } finally {
-      await pool.end();
-    }
-  } finally {
-    await reference?.stop();
-    await pacer.stop();
-  }
+      log(
+        `    ${users.length} user(s) with a token each, connection i sends user i's token (mod ${users.length}) to both; rate limits ${env['PACER_RATE_LIMIT_PER_MINUTE']}/min per token and ${env['PACER_RATE_LIMIT_IP_PER_MINUTE']}/min per address on both`,
+      );
+      log(
+        `    autocannon, ${CONNECTIONS} connections; per route a ${WARMUP_S} s warm-up of each, then ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s (reference, then Pacer)`,
+      );
+      const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
+      try {
+        const run = await runHotpathBench({
+          pacer: { url: pacer.url, pid: pacer.pid },
+          reference: { url: reference.url, pid: reference.pid },
+          users,
+          pool,
+          connections: CONNECTIONS,
+          durationS: DURATION_S,
+          warmupS: WARMUP_S,
+          rounds: HOTPATH_ROUNDS,
+          routes: HOTPATH_ROUTE_KEYS,
+          interrupted: () => interrupted,
+        });
+        for (const line of hotpathBenchLines(run)) log(line);
+        return run;
+      } finally {
+        await pool.end();
+      }
+    },
+    { nodeFlags },
+  );
 }
 
 /** Pacer from BENCH_REPO in `role` and the lean reference server on the same database, both stopped after `run`. */
 async function withPacerAndReference<T>(
   where: { dataDir: string; databaseUrl: string | undefined },
   role: 'all' | 'api',
-  run: (servers: { pacer: ServerProcess; reference: ServerProcess; env: NodeJS.ProcessEnv }) => Promise<T>,
+  run: (servers: {
+    pacer: ServerProcess;
+    reference: ServerProcess;
+    env: NodeJS.ProcessEnv;
+    /** Spawn -> `/readyz` answering, per server. */
+    readyMs: { pacer: number; reference: number };
+  }) => Promise<T>,
+  options: { readonly nodeFlags?: readonly string[] } = {},
 ): Promise<T> {
   const port = await freePort();
   // An operator's settings: log level info, the rate limits counted (raised so the bench never reaches them).
   const env: NodeJS.ProcessEnv = { ...serverEnv({ port, ...where, logLevel: 'info' }), PACER_ROLE: role };
-  const pacer = spawnServer(env, port);
+  const pacer = spawnServer(env, port, { nodeFlags: options.nodeFlags });
   let reference: ServerProcess | undefined;
   try {
-    await waitReady(pacer);
+    const pacerReadyMs = await waitReady(pacer);
     const referencePort = await freePort();
     reference = spawnServer(
       {
@@ -1354,8 +1338,8 @@ async function withPacerAndReference<T>(
       referencePort,
       { args: [REFERENCE_SERVER] },
     );
-    await waitReady(reference);
-    return await run({ pacer, reference, env });
+    const referenceReadyMs = await waitReady(reference);
+    return await run({ pacer, reference, env, readyMs: { pacer: pacerReadyMs, reference: referenceReadyMs } });
   } catch (error) {
     const exited = [pacer, reference].find((server) => server?.exited());
     if (!exited) throw error;
