@@ -475,7 +475,16 @@ async function measureRecompute(options: AnalyticsBenchOptions, db: Db): Promise
     inProcess.push(await timeOnce(() => recomputeEverything(db, userId)));
     loadAndRecovery.push(
       await timeOnce(() =>
-        db.transaction().execute((trx) => recomputeLoadAndRecovery(trx, userId, FROM_THE_BEGINNING, new Date())),
+        db
+          .transaction()
+          .execute((trx) =>
+            recomputeLoadAndRecovery(
+              trx,
+              userId,
+              { trainingLoad: FROM_THE_BEGINNING, recovery: FROM_THE_BEGINNING },
+              new Date(),
+            ),
+          ),
       ),
     );
     fuel.push(

@@ -66,8 +66,8 @@
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
- * PACER_BENCH_CPU_PROF_DIR (step 8's Pacer server runs with `node --cpu-prof`
- * and writes its profile there when it stops),
+ * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of `hotpath`, `load`, `load-api` and `backfill` run with
+ * `node --cpu-prof` and write their profiles there when they stop),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
@@ -144,6 +144,8 @@ const HOTPATH_ROUTE_KEYS = ((): readonly HotpathRouteKey[] => {
   return keys as HotpathRouteKey[];
 })();
 const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
+/** The Pacer servers of `hotpath`, `load`, `load-api` and `backfill` write a CPU profile into CPU_PROF_DIR when they stop. */
+const CPU_PROF_NODE_FLAGS = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
 /** Athletes of step 9's wellness load: one per connection. */
 const LOAD_USERS = 10;
@@ -1262,47 +1264,41 @@ async function runHotpathSection(
   log(`\n[8] hot path: POST and GET /api/wellness, Pacer against the lean reference server, same database`);
   // Role `api`: the recompute worker's runs are not the request's work, and in role `all` they would
   // share the process with it (section 7 measures them); everything else as an operator runs it.
-  const nodeFlags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
-  return withPacerAndReference(
-    where,
-    'api',
-    async ({ pacer, reference, env, readyMs }) => {
-      log(
-        `    Pacer ready in ${round(readyMs.pacer, 0)} ms (pid ${pacer.pid}, PACER_LOG_LEVEL=info${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
-      );
-      log(`    reference ready in ${round(readyMs.reference, 0)} ms (pid ${reference.pid})`);
-      const users = await inTurns(HOTPATH_USERS, 4, async () => {
-        const { id, token } = await createBenchUser(env, 'bench-hotpath');
-        return { id, token };
+  return withPacerAndReference(where, 'api', async ({ pacer, reference, env, readyMs }) => {
+    log(
+      `    Pacer ready in ${round(readyMs.pacer, 0)} ms (pid ${pacer.pid}, PACER_LOG_LEVEL=info${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+    );
+    log(`    reference ready in ${round(readyMs.reference, 0)} ms (pid ${reference.pid})`);
+    const users = await inTurns(HOTPATH_USERS, 4, async () => {
+      const { id, token } = await createBenchUser(env, 'bench-hotpath');
+      return { id, token };
+    });
+    log(
+      `    ${users.length} user(s) with a token each, connection i sends user i's token (mod ${users.length}) to both; rate limits ${env['PACER_RATE_LIMIT_PER_MINUTE']}/min per token and ${env['PACER_RATE_LIMIT_IP_PER_MINUTE']}/min per address on both`,
+    );
+    log(
+      `    autocannon, ${CONNECTIONS} connections; per route a ${WARMUP_S} s warm-up of each, then ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s (reference, then Pacer)`,
+    );
+    const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
+    try {
+      const run = await runHotpathBench({
+        pacer: { url: pacer.url, pid: pacer.pid },
+        reference: { url: reference.url, pid: reference.pid },
+        users,
+        pool,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        warmupS: WARMUP_S,
+        rounds: HOTPATH_ROUNDS,
+        routes: HOTPATH_ROUTE_KEYS,
+        interrupted: () => interrupted,
       });
-      log(
-        `    ${users.length} user(s) with a token each, connection i sends user i's token (mod ${users.length}) to both; rate limits ${env['PACER_RATE_LIMIT_PER_MINUTE']}/min per token and ${env['PACER_RATE_LIMIT_IP_PER_MINUTE']}/min per address on both`,
-      );
-      log(
-        `    autocannon, ${CONNECTIONS} connections; per route a ${WARMUP_S} s warm-up of each, then ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s (reference, then Pacer)`,
-      );
-      const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
-      try {
-        const run = await runHotpathBench({
-          pacer: { url: pacer.url, pid: pacer.pid },
-          reference: { url: reference.url, pid: reference.pid },
-          users,
-          pool,
-          connections: CONNECTIONS,
-          durationS: DURATION_S,
-          warmupS: WARMUP_S,
-          rounds: HOTPATH_ROUNDS,
-          routes: HOTPATH_ROUTE_KEYS,
-          interrupted: () => interrupted,
-        });
-        for (const line of hotpathBenchLines(run)) log(line);
-        return run;
-      } finally {
-        await pool.end();
-      }
-    },
-    { nodeFlags },
-  );
+      for (const line of hotpathBenchLines(run)) log(line);
+      return run;
+    } finally {
+      await pool.end();
+    }
+  });
 }
 
 /** Pacer from BENCH_REPO in `role` and the lean reference server on the same database, both stopped after `run`. */
@@ -1316,12 +1312,11 @@ async function withPacerAndReference<T>(
     /** Spawn -> `/readyz` answering, per server. */
     readyMs: { pacer: number; reference: number };
   }) => Promise<T>,
-  options: { readonly nodeFlags?: readonly string[] } = {},
 ): Promise<T> {
   const port = await freePort();
   // An operator's settings: log level info, the rate limits counted (raised so the bench never reaches them).
   const env: NodeJS.ProcessEnv = { ...serverEnv({ port, ...where, logLevel: 'info' }), PACER_ROLE: role };
-  const pacer = spawnServer(env, port, { nodeFlags: options.nodeFlags });
+  const pacer = spawnServer(env, port, { nodeFlags: CPU_PROF_NODE_FLAGS });
   let reference: ServerProcess | undefined;
   try {
     const pacerReadyMs = await waitReady(pacer);

@@ -48,11 +48,20 @@ async function storedRecoveryDays(db: Db, userId: string): Promise<number> {
   return Number(row.days);
 }
 
-/** The row version of each stored training-load day: a day rewritten by a run gets a new one. */
-async function loadRowVersions(db: Db, userId: string): Promise<Map<string, string>> {
+/** The row version of each stored day of a derived table: a day rewritten by a run gets a new one. */
+async function rowVersions(
+  db: Db,
+  table: 'daily_training_load' | 'daily_recovery' | 'fuel_days',
+  userId: string,
+): Promise<Map<string, string>> {
   const { rows } = await sql<{ date: string; version: string }>`
-    select date::text as date, xmin::text as version from daily_training_load where user_id = ${userId}`.execute(db);
+    select date::text as date, xmin::text as version from ${sql.table(table)} where user_id = ${userId}`.execute(db);
   return new Map(rows.map((row) => [row.date, row.version]));
+}
+
+/** The days of `after` whose row version differs from `before` (a day new in `after` counts). */
+function rewrittenDays(before: Map<string, string>, after: Map<string, string>): string[] {
+  return [...after].filter(([date, version]) => before.get(date) !== version).map(([date]) => date);
 }
 
 describe('change records and runs (an API process: no drainer, runs are called here)', () => {
@@ -153,7 +162,7 @@ describe('change records and runs (an API process: no drainer, runs are called h
       expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(201);
     }
     expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 21, from: addDays(end, -20) });
-    const before = await loadRowVersions(api.db, user.id);
+    const before = await rowVersions(api.db, 'daily_recovery', user.id);
     expect(before.size).toBe(21);
 
     for (const back of [5, 12, 7]) {
@@ -162,11 +171,91 @@ describe('change records and runs (an API process: no drainer, runs are called h
     }
     const changedFrom = addDays(end, -12);
     expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 3, changedFrom, from: changedFrom });
-    const after = await loadRowVersions(api.db, user.id);
+    const after = await rowVersions(api.db, 'daily_recovery', user.id);
     for (const [date, version] of before) {
       if (date < changedFrom) expect(after.get(date), date).toBe(version);
       else expect(after.get(date), date).not.toBe(version);
     }
+  });
+
+  it('a run rewrites only what its changes feed: wellness recovery, a weight fuel too, a workout all three', async () => {
+    const user = await makeUser(api.db);
+    const scopes = ['health:write', 'nutrition:write', 'workout:write'] as const;
+    const { token } = await mintToken(api.db, user, { scopes: [...scopes] });
+    const end = today();
+    for (let back = 10; back >= 0; back--) {
+      const body = { date: addDays(end, -back), hrv: 55 + (back % 5), restingHr: 50, weight: 70 };
+      expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(201);
+    }
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 11, from: addDays(end, -10) });
+    const versions = async () => ({
+      load: await rowVersions(api.db, 'daily_training_load', user.id),
+      recovery: await rowVersions(api.db, 'daily_recovery', user.id),
+      fuel: await rowVersions(api.db, 'fuel_days', user.id),
+    });
+    const first = await versions();
+    expect(first.load.size).toBe(11);
+    expect(first.fuel.size).toBeGreaterThan(11);
+
+    // A wellness day without a weight feeds recovery only: training load and fuel keep their rows.
+    const hrv = { date: addDays(end, -4), hrv: 80 };
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body: hrv })).status).toBe(200);
+    expect(await changesOf(api.db, user.id)).toEqual([{ kind: 'wellness', fromDate: addDays(end, -4) }]);
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({
+      changes: 1,
+      outputs: { recovery: addDays(end, -4) },
+      from: addDays(end, -4),
+    });
+    const second = await versions();
+    expect(rewrittenDays(first.load, second.load)).toEqual([]);
+    expect(rewrittenDays(first.fuel, second.fuel)).toEqual([]);
+    expect(rewrittenDays(first.recovery, second.recovery)).toEqual(
+      Array.from({ length: 5 }, (_, index) => addDays(end, index - 4)),
+    );
+
+    // A weight is a body mass the fuel model reads (no weight in the profile): fuel is rewritten from that day.
+    const weight = { date: addDays(end, -2), weight: 64 };
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body: weight })).status).toBe(200);
+    expect(await changesOf(api.db, user.id)).toEqual([{ kind: 'body_mass', fromDate: addDays(end, -2) }]);
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({
+      outputs: { recovery: addDays(end, -2), fuel: addDays(end, -2) },
+    });
+    const third = await versions();
+    expect(rewrittenDays(second.load, third.load)).toEqual([]);
+    const fuelRewritten = rewrittenDays(second.fuel, third.fuel);
+    expect(fuelRewritten.length).toBeGreaterThan(0);
+    expect(fuelRewritten.every((date) => date >= addDays(end, -2))).toBe(true);
+
+    // Meals feed fuel only.
+    const meal = {
+      date: addDays(end, -1),
+      items: [{ name: 'Rice', carbs: 80, logged_at: `${addDays(end, -1)}T12:00:00Z`, absorptionType: 'BALANCED' }],
+    };
+    expect((await call(api.url, 'POST', '/api/nutrition', { token, body: meal })).status).toBeLessThan(300);
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({ outputs: { fuel: addDays(end, -2) }, from: null });
+    const fourth = await versions();
+    expect(rewrittenDays(third.load, fourth.load)).toEqual([]);
+    expect(rewrittenDays(third.recovery, fourth.recovery)).toEqual([]);
+
+    // A workout feeds all three, from its day on.
+    const form = new FormData();
+    form.append('file', new Blob([oneHourRide().bytes as Uint8Array<ArrayBuffer>]), 'ride.fit');
+    const upload = await fetch(`${api.url}/api/workouts/upload-fit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
+    expect(upload.status).toBe(201);
+    const [change] = await changesOf(api.db, user.id);
+    expect(change?.kind).toBe('workouts');
+    const run = await recomputeUser(api.db, user.id);
+    expect(run?.outputs).toEqual({
+      trainingLoad: change?.fromDate,
+      recovery: change?.fromDate,
+      fuel: change?.fromDate,
+    });
+    const fifth = await versions();
+    expect(rewrittenDays(fourth.load, fifth.load).length).toBeGreaterThan(0);
   });
 
   it('never runs one user in two places at once: a run finding the user held leaves the records for later', async () => {

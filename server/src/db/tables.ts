@@ -486,8 +486,13 @@ export interface McpAuthFailuresTable {
   count: Generated<number>;
 }
 
-/** What an input write changed, as its change record names it (migrations/20261126T0201_derived_changes.ts). */
-export type DerivedChangeKind = 'wellness' | 'nutrition' | 'workouts' | 'profile' | 'planned_workouts' | 'day_rollover';
+/**
+ * What an input write changed, as its change record names it (migrations/20261126T0201_derived_changes.ts,
+ * 20261127T0101_derived_change_body_mass.ts): `body_mass` is a wellness day whose write sent a weight, which the
+ * fuel model also reads.
+ */
+export type DerivedChangeKind =
+  'wellness' | 'body_mass' | 'nutrition' | 'workouts' | 'profile' | 'planned_workouts' | 'day_rollover';
 
 /** Append-only: an input write adds one in its transaction; the derived drainer deletes the ones it served. */
 export interface DerivedChangesTable {

@@ -40,14 +40,16 @@ export async function recordChange(trx: DbOrTrx, change: ChangeRecord): Promise<
  * `recordChange` as a data-modifying CTE body, for a write that appends its
  * change record in its own statement (one round trip, atomic as any single
  * statement). The values may be expressions of that statement, e.g. its
- * `$n` parameters; it adds none of its own.
+ * `$n` parameters (the kind too, when the write decides it); it adds none of
+ * its own.
  */
 export function changeRecordInsert(
-  kind: DerivedChangeKind,
+  kind: DerivedChangeKind | RawBuilder<DerivedChangeKind>,
   userId: RawBuilder<unknown>,
   fromDate: RawBuilder<unknown>,
 ): RawBuilder<unknown> {
-  return sql`insert into derived_changes (user_id, kind, from_date) values (${userId}, ${sql.lit(kind)}, ${fromDate}::date)`;
+  const kindValue = typeof kind === 'string' ? sql.lit(kind) : kind;
+  return sql`insert into derived_changes (user_id, kind, from_date) values (${userId}, ${kindValue}, ${fromDate}::date)`;
 }
 
 /** When a user's change records are ripe for a run (see `listUsersWithChanges`). */
@@ -85,10 +87,10 @@ export async function listUsersWithChanges(
   return rows.map((row) => row.userId);
 }
 
-/** What a run takes over: how many records, and the earliest date any of them changed. */
+/** What a run takes over: how many records, and the earliest date each kind of change asked for. */
 export interface TakenChanges {
   readonly count: number;
-  readonly fromDate: string;
+  readonly fromDateByKind: Partial<Readonly<Record<DerivedChangeKind, string>>>;
 }
 
 /**
@@ -100,10 +102,12 @@ export interface TakenChanges {
  * keeps its record for the next run, and its data is read by that run.
  */
 export async function takeChanges(trx: DbOrTrx, userId: string): Promise<TakenChanges | undefined> {
-  const { rows } = await sql<{ count: number; fromDate: string | null }>`
-    with taken as (delete from derived_changes where user_id = ${userId} returning from_date)
-    select count(*)::int as count, min(from_date)::text as from_date from taken`.execute(trx);
-  const taken = rows[0];
-  if (!taken || taken.count === 0 || taken.fromDate === null) return undefined;
-  return { count: taken.count, fromDate: taken.fromDate };
+  const { rows } = await sql<{ kind: DerivedChangeKind; count: number; fromDate: string }>`
+    with taken as (delete from derived_changes where user_id = ${userId} returning kind, from_date)
+    select kind, count(*)::int as count, min(from_date)::text as from_date from taken group by kind`.execute(trx);
+  if (rows.length === 0) return undefined;
+  return {
+    count: rows.reduce((sum, row) => sum + row.count, 0),
+    fromDateByKind: Object.fromEntries(rows.map((row) => [row.kind, row.fromDate])),
+  };
 }

@@ -18,47 +18,104 @@ import {
   listTrainingLoad,
   listWellnessBetween,
   listWorkoutsFrom,
+  type ModelProfile,
   replaceRecoveryFrom,
   replaceTrainingLoadFrom,
+  type StoredLoadDay,
   type StoredRecoveryDay,
 } from './analytics.repository.ts';
 import { RECOVERY_HISTORY_DAYS, recoverySeries, type RecoveryDay } from './recovery.model.ts';
 import { type DatedStress, stressOfWorkoutRow, trainingLoadSeries } from './training-load.model.ts';
 
 export interface LoadAndRecoveryOutcome {
-  /** First day rewritten, or `null` when the user has no data to compute from. */
+  /** First day rewritten, or `null` when nothing was (no data to compute from, or neither was asked for). */
   readonly from: string | null;
   readonly to: string;
+  /** Days rewritten from `from` through `to`. */
   readonly days: number;
 }
 
+/** Where training load and recovery must be rewritten from; one not named is left as stored. */
+export interface LoadAndRecoveryFrom {
+  readonly trainingLoad?: string | undefined;
+  readonly recovery?: string | undefined;
+}
+
 /**
- * Recompute training load and recovery from `fromDate` through today (the
+ * Recompute training load and recovery from the dates asked (through the
  * user's today) and store them, in the caller's transaction. The training
  * load chain continues from the stored state of the day before, so a change
- * on one day rewrites only that day and those after it. The models are pure
- * (see training-load.model.ts, recovery.model.ts); this only reads their
- * inputs and stores their outputs.
+ * on one day rewrites only that day and those after it. Recovery reads the
+ * load's TSB: a new load is rewritten from its date on, so recovery is too;
+ * recovery asked alone reads the stored load, computing only the days it lacks
+ * (a day the hourly rollover has not reached yet, or a first day earlier than
+ * before). The models are pure (see training-load.model.ts,
+ * recovery.model.ts); this only reads their inputs and stores their outputs.
  */
 export async function recomputeLoadAndRecovery(
   trx: DbOrTrx,
   userId: string,
-  fromDate: string,
+  asked: LoadAndRecoveryFrom,
   now: Date,
 ): Promise<LoadAndRecoveryOutcome> {
   const profile = await findModelProfile(trx, userId);
   const today = localDateOf(now, profile?.timeZone ?? 'UTC');
+  const earliestAsked = earliest(asked.trainingLoad, asked.recovery);
+  if (earliestAsked === undefined) return { from: null, to: today, days: 0 };
   const { firstWorkout, firstWellness } = await findFirstDataDates(trx, userId);
-  const firstData = [firstWorkout, firstWellness].filter((date): date is string => date !== null).sort()[0];
+  const firstData = earliest(firstWorkout ?? undefined, firstWellness ?? undefined);
   if (!profile || firstData === undefined) {
-    await replaceTrainingLoadFrom(trx, userId, fromDate, []);
-    await replaceRecoveryFrom(trx, userId, fromDate, []);
+    await replaceTrainingLoadFrom(trx, userId, earliestAsked, []);
+    await replaceRecoveryFrom(trx, userId, earliestAsked, []);
     return { from: null, to: today, days: 0 };
   }
   // Nothing exists before the first data: start there (a profile change asks for "everything").
-  const from = fromDate > firstData ? fromDate : firstData;
+  const notBeforeData = (date: string) => (date > firstData ? date : firstData);
+  const from = notBeforeData(earliestAsked);
   const to = from > today ? from : today;
 
+  // The load's TSB for the days before the load is rewritten, as stored; a day missing there is computed too.
+  const askedLoadFrom = asked.trainingLoad === undefined ? undefined : notBeforeData(asked.trainingLoad);
+  const storedUntil = askedLoadFrom === undefined ? to : addDays(askedLoadFrom, -1);
+  const stored = storedUntil < from ? [] : await listTrainingLoad(trx, userId, from, storedUntil);
+  const loadFrom = earliest(askedLoadFrom, firstMissingDay(stored, from, storedUntil));
+  const storedLoad = loadFrom === undefined ? stored : stored.filter((day) => day.date < loadFrom);
+  const load = loadFrom === undefined ? [] : await recomputeLoadFrom(trx, userId, profile, firstData, loadFrom, to);
+
+  const history = await listWellnessBetween(trx, userId, addDays(from, -RECOVERY_HISTORY_DAYS), to);
+  const recovery = recoverySeries(history, {
+    fromDate: from,
+    toDate: to,
+    tsbByDate: new Map([...storedLoad, ...load].map((day) => [day.date, day.tsb])),
+    ...(firstWorkout ? { firstWorkoutDate: firstWorkout } : {}),
+  });
+  await replaceRecoveryFrom(trx, userId, from, recovery.map(toStoredRecovery));
+  return { from, to, days: recovery.length };
+}
+
+function earliest(...dates: (string | undefined)[]): string | undefined {
+  return dates.filter((date): date is string => date !== undefined).sort()[0];
+}
+
+/** The first day of `from`..`to` with no stored row (the rows are ordered by date), or undefined when none lacks. */
+function firstMissingDay(stored: readonly StoredLoadDay[], from: string, to: string): string | undefined {
+  let expected = from;
+  for (const day of stored) {
+    if (day.date !== expected) return expected;
+    expected = addDays(expected, 1);
+  }
+  return expected <= to ? expected : undefined;
+}
+
+/** The training load chain from `from` through `to`, continued from the stored day before, stored and answered. */
+async function recomputeLoadFrom(
+  trx: DbOrTrx,
+  userId: string,
+  profile: ModelProfile,
+  firstData: string,
+  from: string,
+  to: string,
+): Promise<StoredLoadDay[]> {
   const previous = from > firstData ? await findTrainingLoadDay(trx, userId, addDays(from, -1)) : undefined;
   const stress: DatedStress[] = [];
   for (const workout of await listWorkoutsFrom(trx, userId, previous ? from : firstData)) {
@@ -73,23 +130,9 @@ export async function recomputeLoadAndRecovery(
     fromDate: from,
     toDate: to,
     ...(previous ? { previous: { date: previous.date, atl: previous.atl, ctl: previous.ctl } } : {}),
-  });
-  await replaceTrainingLoadFrom(
-    trx,
-    userId,
-    from,
-    load.map((day) => ({ date: day.date, tss: day.tss, atl: day.atl, ctl: day.ctl, tsb: day.tsb, method: day.method })),
-  );
-
-  const history = await listWellnessBetween(trx, userId, addDays(from, -RECOVERY_HISTORY_DAYS), to);
-  const recovery = recoverySeries(history, {
-    fromDate: from,
-    toDate: to,
-    tsbByDate: new Map(load.map((day) => [day.date, day.tsb])),
-    ...(firstWorkout ? { firstWorkoutDate: firstWorkout } : {}),
-  });
-  await replaceRecoveryFrom(trx, userId, from, recovery.map(toStoredRecovery));
-  return { from, to, days: load.length };
+  }).map((day) => ({ date: day.date, tss: day.tss, atl: day.atl, ctl: day.ctl, tsb: day.tsb, method: day.method }));
+  await replaceTrainingLoadFrom(trx, userId, from, load);
+  return load;
 }
 
 function toStoredRecovery(day: RecoveryDay): StoredRecoveryDay {

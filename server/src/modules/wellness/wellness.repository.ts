@@ -2,7 +2,7 @@ import { inDatePage } from '../../db/date-page.ts';
 import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import { changeRecordInsert } from '../changes/changes.repository.ts';
+import { changeRecordInsert, type DerivedChangeKind } from '../changes/changes.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
 
@@ -59,7 +59,9 @@ function upsertText(db: DbOrTrx): string {
       raw_json = case when ${param(RAW_JSON_PARAM)}::jsonb is null then wellness.raw_json
         else wellness.raw_json || excluded.raw_json end
     returning ${RETURNED}, (xmax = 0) as created`;
-  return sql`with written as (${insert}), changed as (${changeRecordInsert('wellness', param(1), param(2))})
+  // A day that sent a weight (or cleared one) changed the body mass the fuel model reads, too.
+  const kind = sql<DerivedChangeKind>`case when 'weight' = any(${param(SENT_PARAM)}::text[]) then 'body_mass' else 'wellness' end`;
+  return sql`with written as (${insert}), changed as (${changeRecordInsert(kind, param(1), param(2))})
     select * from written ${preparedStatement('upsert_wellness')}`.compile(db).sql;
 }
 
