@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config.ts';
@@ -18,6 +18,14 @@ import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
 import { type DerivedDrainer, startDerivedDrainer } from './modules/derived/derived-drainer.ts';
 import { checkMcpManifest } from './mcp/manifest.ts';
 import { McpExecutionRecorder } from './modules/mcp-audit/mcp-audit.service.ts';
+
+/**
+ * `node:http` taken as the CommonJS module it is: an ESM `import` of it builds
+ * its namespace by reading every export, and its `WebSocket`, `CloseEvent` and
+ * `MessageEvent` getters load Node's fetch implementation (undici), some 13 MB
+ * of a process that never makes a request of its own (docs/design.md §2 "Memory").
+ */
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface Runtime {
   readonly config: Config;

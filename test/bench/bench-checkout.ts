@@ -9,17 +9,20 @@ import { sleep } from './bench-support.ts';
  */
 export const BENCH_REPO = path.resolve(process.env['PACER_BENCH_REPO'] ?? path.join(import.meta.dirname, '../..'));
 
-const MAIN = path.join(BENCH_REPO, 'server/src/main.ts');
-/** The flags `npm start` and `npm run pacer` of BENCH_REPO run the server with (its package.json). */
+/**
+ * How `npm start` and `npm run pacer` of BENCH_REPO run the server: its package.json's node flags and entry
+ * point. A checkout whose entry is its build (server/dist) must be built first: `npm run build` there.
+ */
 export const NODE_FLAGS: readonly string[] = startNodeFlags(BENCH_REPO);
+export const ENTRY = startEntry(BENCH_REPO);
 
 export { freePort } from '../support/free-port.ts';
-import { startNodeFlags } from '../support/process.ts';
+import { startEntry, startNodeFlags } from '../support/process.ts';
 
 /** `npm run pacer -- <args>` of BENCH_REPO: what it printed, or a rejection that quotes it. */
 export function runPacer(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, MAIN, ...args], { cwd: BENCH_REPO, env, stdio: 'pipe' });
+    const child = spawn(process.execPath, [...NODE_FLAGS, ENTRY, ...args], { cwd: BENCH_REPO, env, stdio: 'pipe' });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -38,7 +41,7 @@ export async function runPacerJson<T>(env: NodeJS.ProcessEnv, args: readonly str
 
 /** `npm start` of BENCH_REPO with `env`; the child process, not waited for. */
 export function spawnPacer(env: NodeJS.ProcessEnv, stdio: StdioOptions = 'ignore'): ChildProcess {
-  return spawn(process.execPath, [...NODE_FLAGS, MAIN, 'start'], { cwd: BENCH_REPO, env, stdio });
+  return spawn(process.execPath, [...NODE_FLAGS, ENTRY, 'start'], { cwd: BENCH_REPO, env, stdio });
 }
 
 /** Resolves once `baseUrl/readyz` answers 200; rejects when `child` exits first or `timeoutMs` passes. */

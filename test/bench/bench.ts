@@ -103,7 +103,7 @@ import {
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
 import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
-import { BENCH_REPO, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
+import { BENCH_REPO, ENTRY, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
 import {
   backfillLines,
   type BackfillFigures,
@@ -120,7 +120,6 @@ import {
 const ROOT = BENCH_REPO;
 /** The reference server's flags: Node's defaults but for running a `.ts` file. */
 const REFERENCE_NODE_FLAGS = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'];
-const MAIN = path.join(ROOT, 'server/src/main.ts');
 const REFERENCE_SERVER = path.join(import.meta.dirname, 'reference-server.ts');
 
 const DURATION_S = positiveNumber('PACER_BENCH_DURATION', 10);
@@ -364,7 +363,7 @@ function spawnServer(
 ): ServerProcess {
   if (interrupted) throw new Error('interrupted');
   const spawnedAt = performance.now();
-  const [flags, args] = command.args ? [REFERENCE_NODE_FLAGS, command.args] : [PACER_NODE_FLAGS, [MAIN, 'start']];
+  const [flags, args] = command.args ? [REFERENCE_NODE_FLAGS, command.args] : [PACER_NODE_FLAGS, [ENTRY, 'start']];
   const child: ChildProcess = spawn(process.execPath, [...flags, ...(command.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
@@ -480,7 +479,7 @@ function serverEnv(options: {
 function runCli<T>(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<T> {
   return new Promise((resolve, reject) => {
     if (interrupted) throw new Error('interrupted');
-    const child = spawn(process.execPath, [...PACER_NODE_FLAGS, MAIN, ...args], {
+    const child = spawn(process.execPath, [...PACER_NODE_FLAGS, ENTRY, ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../../server/src/config.ts';
@@ -10,6 +12,7 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../server/src/d
 import { migrateToLatest } from '../../server/src/db/migrate.ts';
 import { createLogger } from '../../server/src/logger.ts';
 import { startBoss } from '../../server/src/queue/boss.ts';
+import { ROOT } from './process.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -36,6 +39,8 @@ let template: string;
 let runId: string;
 
 export async function setup(project: TestProject): Promise<void> {
+  // The tests start the server as `npm start` does, from its build: bring the build up to date first.
+  await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
   const logger = createLogger('warn');
   const config = loadConfig();
   if (config.databaseUrl) {

@@ -5,17 +5,32 @@ import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** How `npm start` / `npm run pacer` run the server entry point: the node flags of package.json's `start`. */
-export const PACER_NODE_ARGS = [...startNodeFlags(ROOT), path.join(ROOT, 'server/src/main.ts')];
+/** How `npm start` / `npm run pacer` run the server: the node flags and entry point of package.json's `start`. */
+export const PACER_NODE_ARGS = [...startNodeFlags(ROOT), startEntry(ROOT)];
 
-/** The `--` flags of the `start` script in `checkout`'s package.json (`node <flags> server/src/main.ts start`). */
-export function startNodeFlags(checkout: string): string[] {
+function startScriptWords(checkout: string): string[] {
   const manifest = JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
   const start = manifest.scripts['start'];
   if (start === undefined) throw new Error(`${checkout}/package.json has no start script`);
-  return start.split(/\s+/).filter((word) => word.startsWith('--'));
+  return start.split(/\s+/);
+}
+
+/** The `--` flags of the `start` script in `checkout`'s package.json (`node <flags> <entry> start`). */
+export function startNodeFlags(checkout: string): string[] {
+  return startScriptWords(checkout).filter((word) => word.startsWith('--'));
+}
+
+/**
+ * The entry point of `checkout`'s `start` script, absolute: `server/dist/main.js` (built by the
+ * `prestart` hook; the integration tests' global setup builds it) or `server/src/main.ts` in older checkouts.
+ */
+export function startEntry(checkout: string): string {
+  const [, ...words] = startScriptWords(checkout);
+  const entry = words.find((word) => !word.startsWith('--'));
+  if (entry === undefined) throw new Error(`${checkout}/package.json's start script names no entry point`);
+  return path.join(checkout, entry);
 }
 
 export interface CommandResult {
@@ -24,7 +39,7 @@ export interface CommandResult {
   readonly stderr: string;
 }
 
-/** Spawn `main.ts <args>` as its own process, with stdout and stderr collected. */
+/** Spawn the server's entry point with `<args>` as its own process, with stdout and stderr collected. */
 export function spawnPacer(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -60,7 +75,7 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
 }
 
 /**
- * Run `main.ts <args>` of another checkout (see `copyCheckout`) from inside
+ * Run the entry point with `<args>` of another checkout (see `copyCheckout`) from inside
  * it, as `npm start` there would: its default data directory is its own.
  */
 export function spawnPacerAt(

@@ -5,8 +5,12 @@ import { FileMigrationProvider, Migrator, type MigrationResultSet } from 'kysely
 import type { Kysely } from 'kysely';
 import type { Database } from './tables.ts';
 import type { Logger } from '../logger.ts';
+import { RUNS_FROM_SOURCE } from '../lib/runs-from-source.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));
+/** The migrations as this process runs them: their sources, or their build beside them (runs-from-source.ts). */
+export const MIGRATIONS_DIR = fileURLToPath(
+  new URL(RUNS_FROM_SOURCE ? '../../../migrations' : '../../../migrations/dist', import.meta.url),
+);
 
 /**
  * Bring the schema up to date. Kysely takes an advisory lock, so several

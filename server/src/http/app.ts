@@ -14,7 +14,7 @@ import { reportRoutes } from './routes/reports.routes.ts';
 import { analyticsRoutes } from './routes/analytics.routes.ts';
 import { fuelRoutes } from './routes/fuel.routes.ts';
 import { recommendationsRoutes } from './routes/recommendations.routes.ts';
-import { mcpRouter } from '../mcp/mcp.router.ts';
+import { MCP_PATH, mcpEndpoint } from '../mcp/mcp-endpoint.ts';
 import { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 import { sharedFitDecoderPool } from '../modules/workouts/fit-decoder.pool.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
@@ -29,7 +29,6 @@ import { jsonBody } from './json-body.ts';
 import { discoveryRouter } from './oauth/discovery.router.ts';
 import { oauthRouter } from './oauth/oauth.router.ts';
 import { registrationRouter } from './oauth/registration.router.ts';
-import { servedOpenApiDocument } from './openapi.ts';
 import { withRestRateLimits } from './rate-limit.middleware.ts';
 import { accountPages, loadSession, pageHeaders } from './pages/account.pages.ts';
 import { developerPages } from './pages/developer.pages.ts';
@@ -37,7 +36,7 @@ import { dashboardPages } from './pages/dashboard.page.ts';
 import { settingsPages } from './pages/settings.pages.ts';
 import { configureCsrf } from './pages/csrf.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
-import { docsHandler } from './docs.ts';
+import { loadOnFirstRequest } from './load-on-first-request.ts';
 import { requestContext } from './request-context.ts';
 import { requestDeadline } from './timeouts.ts';
 import { checkingResponses } from './response-check.ts';
@@ -78,16 +77,14 @@ export function createApp(appDeps: AppDeps): Express {
   app.use(requestDeadline(deps.config));
   app.use(healthRoutes(deps));
   mountRestApi(app, deps);
-  // Built on the first request for it (several MB of heap an API process serving only /api never needs).
-  let openApi: object | undefined;
-  const openApiDocument = () => (openApi ??= servedOpenApiDocument(deps.config.baseUrl));
-  app.get('/openapi.json', (_req, res) => {
-    res.json(openApiDocument());
-  });
-  app.use('/docs', docsHandler(openApiDocument));
+  // The OpenAPI document and Swagger UI, loaded with the first request for either.
+  app.all(
+    ['/openapi.json', '/docs', '/docs/*path'],
+    loadOnFirstRequest(async () => (await import('./docs.ts')).apiDocsRouter(deps.config.baseUrl)),
+  );
   app.use(discoveryRouter(deps));
   // The MCP endpoint (docs/design.md §3 "MCP"); switched off, `/mcp` is a plain 404 like its metadata.
-  if (deps.config.mcp.enabled) app.use(mcpRouter({ ...deps, recorder: deps.mcpRecorder }));
+  if (deps.config.mcp.enabled) app.all(MCP_PATH, mcpEndpoint({ ...deps, recorder: deps.mcpRecorder }));
   app.use(registrationRouter(deps));
   app.use(oauthRouter(deps));
   mountSessionAndWebhookApis(app, deps);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type RequestHandler, Router } from 'express';
 import swaggerUi, { type SwaggerUiOptions } from 'swagger-ui-express';
+import { servedOpenApiDocument } from './openapi.ts';
 
 const SWAGGER_OPTIONS: SwaggerUiOptions = { customSiteTitle: 'Pacer API' };
 
@@ -47,16 +48,20 @@ export function docsContentSecurityPolicy(html: string): string {
 }
 
 /**
- * `/docs`: Swagger UI over the served OpenAPI document, with its security
- * headers. Set up on the first request, with the document `openApi` gives
- * then: an API process that never serves the page keeps neither.
+ * `GET /openapi.json` (the served document, this deployment's URLs) and
+ * `/docs` (Swagger UI over it, with its security headers). The app imports
+ * this module on the first request for either (load-on-first-request.ts):
+ * an API process that never serves them holds neither the document nor the
+ * OpenAPI generator.
  */
-export function docsHandler(openApi: () => object): RequestHandler {
-  let router: Router | undefined;
-  return (req, res, next) => {
-    router ??= Router().use(docsHandlers(openApi()));
-    router(req, res, next);
-  };
+export function apiDocsRouter(baseUrl: string): Router {
+  const document = servedOpenApiDocument(baseUrl);
+  const router = Router();
+  router.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  router.use('/docs', docsHandlers(document));
+  return router;
 }
 
 function docsHandlers(openApi: object): RequestHandler[] {

@@ -31,9 +31,9 @@ import {
   insufficientScope,
   type McpAuthRefusal,
 } from './mcp-auth.ts';
+import { MCP_PATH } from './mcp-endpoint.ts';
 import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
 
-export const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 1024 * 1024;
 const RATE_LIMIT_WINDOW_SECS = 60;
 

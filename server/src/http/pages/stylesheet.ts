@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type RequestHandler, Router } from 'express';
 
-/** The pages' one stylesheet (pacer.css next to this file), read once when the server starts. */
-const STYLESHEET = readFileSync(new URL('./pacer.css', import.meta.url), 'utf8');
+/**
+ * The pages' one stylesheet (pacer.css next to this file's source), read once when the server starts.
+ * Named from the server package's folder, so the build (server/dist) reads the same file.
+ */
+const STYLESHEET = readFileSync(new URL('../../../src/http/pages/pacer.css', import.meta.url), 'utf8');
 
 /**
  * Where the pages link it: the content hash is part of the URL, so a browser may keep it for a year

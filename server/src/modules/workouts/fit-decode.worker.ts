@@ -2,7 +2,8 @@
  * Worker-thread entry of the FIT decoder pool (fit-decoder.pool.ts). It is
  * loaded by Node itself, not by a bundler: it imports only Node built-ins,
  * @garmin/fitsdk and relative `.ts` files with erasable syntax, so it runs
- * under Node's type stripping both in the server and under vitest.
+ * as built (server/dist, `npm start`) and from source under Node's type
+ * stripping (vitest).
  */
 import { parentPort } from 'node:worker_threads';
 import { decodeFitActivity, decodeFitStreams } from './fit-activity.ts';

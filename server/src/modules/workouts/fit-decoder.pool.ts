@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { RUNS_FROM_SOURCE } from '../../lib/runs-from-source.ts';
 import type { FitDecodeOptions, FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
 
 /**
@@ -84,21 +85,23 @@ interface Slot {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
-const WORKER_URL = new URL('./fit-decode.worker.ts', import.meta.url);
+const WORKER_URL = new URL(RUNS_FROM_SOURCE ? './fit-decode.worker.ts' : './fit-decode.worker.js', import.meta.url);
 
 /** V8 heap sizes are per isolate: a worker's are its `resourceLimits`, and Worker refuses them in `execArgv`. */
 const HEAP_SIZE_FLAG = /^--max-(semi|old)-space-size(=|$)/;
 
 /**
- * The worker is a `.ts` file. Node strips its types natively from 22.18/23.6;
- * older 22.x need the flag, which Worker accepts in `execArgv`. The parent's
- * own flags (e.g. `--conditions`) are kept, but for its heap sizes
- * (`npm start` sets `--max-semi-space-size`).
+ * The parent's own flags (e.g. `--conditions`) are kept, but for its heap
+ * sizes (`npm start` sets `--max-semi-space-size`). Run from source, the
+ * worker is a `.ts` file: Node strips its types natively from 22.18/23.6;
+ * older 22.x need the flag, which Worker accepts in `execArgv`.
  */
 function workerExecArgv(): string[] {
   const flags = process.execArgv.filter((flag) => !HEAP_SIZE_FLAG.test(flag));
   const stripsTypes = Boolean((process.features as { typescript?: unknown }).typescript);
-  if (!stripsTypes && !flags.includes('--experimental-strip-types')) flags.push('--experimental-strip-types');
+  if (RUNS_FROM_SOURCE && !stripsTypes && !flags.includes('--experimental-strip-types')) {
+    flags.push('--experimental-strip-types');
+  }
   if (!flags.some((flag) => flag.startsWith('--disable-warning=ExperimentalWarning'))) {
     flags.push('--disable-warning=ExperimentalWarning');
   }
