@@ -71,6 +71,10 @@ export function createApp(appDeps: AppDeps): Express {
   const deps = { ...appDeps, decoding: new FitDecodeQueue(sharedFitDecoderPool(), appDeps.config.fitDecoding) };
   const app = express();
   app.disable('x-powered-by');
+  // No ETag computed from every body: Express's would hash each answer after building it, writes
+  // included, to spare the bytes of a 304 no client of the API asks for. The one resource meant to
+  // be revalidated, the stylesheet, names its own (stylesheet.ts).
+  app.set('etag', false);
   // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
   app.set('trust proxy', deps.config.trustProxy);
   configureCsrf(app, deps.secretBox, deps.config.secureCookies);
