@@ -30,6 +30,15 @@ describe('POST /api/wellness', () => {
     expect(second.body).toMatchObject({ date: '2026-10-01', hrv: 62.5, restingHr: 48, sleepSecs: 27_000 });
   });
 
+  it('answers without an ETag: no answer body is hashed on its way out', async () => {
+    const res = await call(server.url, 'POST', '/api/wellness', { token, body: { date: '2026-09-20', hrv: 60 } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('etag')).toBeNull();
+    const list = await call(server.url, 'GET', '/api/wellness?from=2026-09-20&to=2026-09-20', { token });
+    expect(list.status).toBe(200);
+    expect(list.headers.get('etag')).toBeNull();
+  });
+
   it('merges: present fields overwrite, null clears, absent fields keep their value', async () => {
     await sdk().wellness.upsertWellness({ body: { date: '2026-10-02', hrv: 50, restingHr: 50, weight: 70.2 } });
     const res = await sdk().wellness.upsertWellness({ body: { date: '2026-10-02', hrv: 55, restingHr: null } });

@@ -120,23 +120,37 @@ export function precompiled<A extends readonly unknown[], R>(
   };
 }
 
+/** What Kysely sees of one pooled connection: its queries go out named when their text carries a marker. */
+function namingClient(client: pg.PoolClient): PostgresPoolClient {
+  const query = (textOrCursor: unknown, parameters?: readonly unknown[]) => {
+    if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
+    const name = statementNameOf(textOrCursor);
+    const values = parameters ? [...parameters] : [];
+    return name ? client.query({ name, text: textOrCursor, values }) : client.query(textOrCursor, values);
+  };
+  return {
+    // One implementation for both of Kysely's overloads (SQL text, or a cursor).
+    query: query as unknown as PostgresPoolClient['query'],
+    release: (destroy?: boolean) => client.release(destroy),
+  };
+}
+
 function withPreparedStatements(pool: pg.Pool): PostgresPool {
+  // One wrapper per pooled connection, kept as long as the connection: Kysely keeps its own
+  // connection object per client it is handed, so a new wrapper on every checkout would make it
+  // build (and the garbage collector drop) a connection object on every query.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     options: pool.options,
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
-      const query = (textOrCursor: unknown, parameters?: readonly unknown[]) => {
-        if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
-        const name = statementNameOf(textOrCursor);
-        const values = parameters ? [...parameters] : [];
-        return name ? client.query({ name, text: textOrCursor, values }) : client.query(textOrCursor, values);
-      };
-      return {
-        // One implementation for both of Kysely's overloads (SQL text, or a cursor).
-        query: query as unknown as PostgresPoolClient['query'],
-        release: (destroy?: boolean) => client.release(destroy),
-      };
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = namingClient(client);
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
     },
   };
 }

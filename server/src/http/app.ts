@@ -1,6 +1,6 @@
 import { contract } from '@pacer/contract';
 import { createExpressEndpoints } from '@ts-rest/express';
-import express, { type Express, Router } from 'express';
+import express, { type Express } from 'express';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
@@ -70,12 +70,16 @@ export function createApp(appDeps: AppDeps): Express {
   const deps = { ...appDeps, decoding: new FitDecodeQueue(sharedFitDecoderPool(), appDeps.config.fitDecoding) };
   const app = express();
   app.disable('x-powered-by');
+  // No ETag computed from every body: Express's would hash each answer after building it, writes
+  // included, to spare the bytes of a 304 no client of the API asks for. The one resource meant to
+  // be revalidated, the stylesheet, names its own (stylesheet.ts).
+  app.set('etag', false);
   // Which peers' X-Forwarded-For names the client: req.ip (clientIpOf) follows it.
   app.set('trust proxy', deps.config.trustProxy);
   configureCsrf(app, deps.secretBox, deps.config.secureCookies);
   app.use(requestContext(deps.logger));
   app.use(requestDeadline(deps.config));
-  app.use(healthRoutes(deps));
+  mountHealthRoutes(app, deps);
   mountRestApi(app, deps);
   // The OpenAPI document and Swagger UI, loaded with the first request for either.
   app.all(
@@ -108,13 +112,15 @@ function checkedRoutes<T extends object>(deps: AppDeps, routes: T): T {
   return deps.config.checkResponses ? checkingResponses(routes) : routes;
 }
 
-/** `/healthz` (the process runs) and `/readyz` (it can reach PostgreSQL and pg-boss). */
-function healthRoutes(deps: AppDeps): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
+/**
+ * `/healthz` (the process runs) and `/readyz` (it can reach PostgreSQL and pg-boss), as routes of
+ * the app itself: a router mounted at `/` would be entered, and left, by every request.
+ */
+function mountHealthRoutes(app: Express, deps: AppDeps): void {
+  app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  app.get('/readyz', async (_req, res) => {
     const checks = await Promise.allSettled([
       sql`SELECT 1`.execute(deps.db),
       deps.boss.getQueue(purgeExpiredQueue.name),
@@ -123,7 +129,6 @@ function healthRoutes(deps: AppDeps): Router {
     const ready = database === 'ok' && queue === 'ok';
     res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', database, queue });
   });
-  return router;
 }
 
 /**
