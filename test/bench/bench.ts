@@ -66,8 +66,8 @@
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
- * PACER_BENCH_CPU_PROF_DIR (step 8's Pacer server runs with `node --cpu-prof`
- * and writes its profile there when it stops),
+ * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of steps 6 and 8 run with
+ * `node --cpu-prof` and write their profiles there when they stop),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
@@ -1113,6 +1113,11 @@ async function uploadsOn(
   return uploadRun;
 }
 
+/** `node --cpu-prof` into PACER_BENCH_CPU_PROF_DIR when it is set (the servers of steps 6 and 8). */
+function cpuProfFlags(): string[] {
+  return CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+}
+
 /** 6. MCP on a server of its own (the limits of steps 2-5 stay as they were), then stopped. */
 async function runMcpSection(
   log: (line: string) => void,
@@ -1121,9 +1126,11 @@ async function runMcpSection(
   log(`\n[6] MCP (POST /mcp, stateless, JSON answers), on a server of its own on the same database`);
   const port = await freePort();
   const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
-  const server = spawnServer(env, port);
+  const server = spawnServer(env, port, { nodeFlags: cpuProfFlags() });
   try {
-    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    log(
+      `    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid}${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+    );
     const email = `bench-mcp-${randomBytes(4).toString('hex')}@example.com`;
     const user = await runCli<{ id: string }>(env, [
       'user:create',
@@ -1196,9 +1203,11 @@ async function runAnalyticsSection(
   );
   const port = await freePort();
   const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
-  const server = spawnServer(env, port);
+  const server = spawnServer(env, port, { nodeFlags: cpuProfFlags() });
   try {
-    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    log(
+      `    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid}${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+    );
     const makeUser = async (scopes: readonly string[]) => {
       const email = `bench-analytics-${randomBytes(4).toString('hex')}@example.com`;
       const user = await runCli<{ id: string }>(env, [
@@ -1262,7 +1271,7 @@ async function runHotpathSection(
   log(`\n[8] hot path: POST and GET /api/wellness, Pacer against the lean reference server, same database`);
   // Role `api`: the recompute worker's runs are not the request's work, and in role `all` they would
   // share the process with it (section 7 measures them); everything else as an operator runs it.
-  const nodeFlags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+  const nodeFlags = cpuProfFlags();
   return withPacerAndReference(
     where,
     'api',
