@@ -66,7 +66,7 @@
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
- * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of `hotpath`, `load`, `load-api` and `backfill` run with
+ * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api` and `backfill` run with
  * `node --cpu-prof` and write their profiles there when they stop),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
@@ -143,7 +143,7 @@ const HOTPATH_ROUTE_KEYS = ((): readonly HotpathRouteKey[] => {
   return keys as HotpathRouteKey[];
 })();
 const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
-/** The Pacer servers of `hotpath`, `load`, `load-api` and `backfill` write a CPU profile into CPU_PROF_DIR when they stop. */
+/** The Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api` and `backfill` write a CPU profile into CPU_PROF_DIR when they stop. */
 const CPU_PROF_NODE_FLAGS = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
 /** Athletes of step 9's wellness load: one per connection. */
@@ -1122,9 +1122,11 @@ async function runMcpSection(
   log(`\n[6] MCP (POST /mcp, stateless, JSON answers), on a server of its own on the same database`);
   const port = await freePort();
   const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
-  const server = spawnServer(env, port);
+  const server = spawnServer(env, port, { nodeFlags: CPU_PROF_NODE_FLAGS });
   try {
-    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    log(
+      `    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid}${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+    );
     const email = `bench-mcp-${randomBytes(4).toString('hex')}@example.com`;
     const user = await runCli<{ id: string }>(env, [
       'user:create',
@@ -1197,9 +1199,11 @@ async function runAnalyticsSection(
   );
   const port = await freePort();
   const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
-  const server = spawnServer(env, port);
+  const server = spawnServer(env, port, { nodeFlags: CPU_PROF_NODE_FLAGS });
   try {
-    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    log(
+      `    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid}${CPU_PROF_DIR ? `, --cpu-prof into ${CPU_PROF_DIR}` : ''})`,
+    );
     const makeUser = async (scopes: readonly string[]) => {
       const email = `bench-analytics-${randomBytes(4).toString('hex')}@example.com`;
       const user = await runCli<{ id: string }>(env, [
