@@ -297,10 +297,14 @@ function simulateDay(
     exercise: exerciseOf(inputs),
     restingUse: !balanced,
   });
-  const unfuelled = inputs.recorded.filter((workout) =>
-    simulation.points.some(
-      (point) => point.deficitG > 0 && point.atMs > workout.startMs && point.atMs - STEP_MS < workout.endMs,
-    ),
+  const dayEnd = dayStart + steps * STEP_MS;
+  const unfuelled = inputs.recorded.filter(
+    (workout) =>
+      workout.startMs < dayEnd &&
+      workout.endMs > dayStart &&
+      simulation.points.some(
+        (point) => point.deficitG > 0 && point.atMs > workout.startMs && point.atMs - STEP_MS < workout.endMs,
+      ),
   );
   const assumptions: string[] = [];
   if (balanced) {
