@@ -102,6 +102,8 @@ export const FUEL_RANGE_MAX_DAYS = 14;
 export const FuelLevelSchema = z
   .object({
     at: TimestampWithOffsetSchema,
+    liverG: z.number().describe('Liver glycogen, grams: the blood glucose store.'),
+    muscleG: z.number().describe('Muscle glycogen, grams.'),
     totalG: z.number().describe('Liver + muscle glycogen, grams.'),
     percent: z.number().describe('Of the capacity (liver + muscle).'),
   })
@@ -140,6 +142,11 @@ export const FuelTimelineSchema = z
         absorptionType: z.enum(ABSORPTION_TYPES),
       }),
     ),
+    incompleteLogDates: z
+      .array(LocalDateSchema)
+      .describe(
+        'Days in the range with a recorded workout the logged food cannot fuel: the log is incomplete, and the stores are held at their floors (liver 0 g, muscle 25 % of its capacity) instead of drawn empty.',
+      ),
     assumptions: z.array(z.string()).describe('What the model assumed where data was missing.'),
   })
   .meta({ title: 'FuelTimeline' });
@@ -157,13 +164,23 @@ export const FUEL_STATUSES = ['ready', 'top_up', 'at_risk'] as const;
 export const FuelStatusSchema = z.enum(FUEL_STATUSES);
 export type FuelStatus = z.infer<typeof FuelStatusSchema>;
 
+/** The glycogen store that decides a workout's fuel status: the liver (blood glucose) or muscle. */
+export const FUEL_LIMITING_STORES = ['liver', 'muscle'] as const;
+export const FuelLimitingStoreSchema = z.enum(FUEL_LIMITING_STORES);
+export type FuelLimitingStore = z.infer<typeof FuelLimitingStoreSchema>;
+
 export const PlannedWorkoutFuelSchema = z
   .object({
     plannedWorkoutId: z.uuid(),
     start: FuelLevelSchema,
     end: FuelLevelSchema,
     minimum: FuelLevelSchema,
-    status: FuelStatusSchema,
+    status: FuelStatusSchema.describe(
+      '`at_risk` when the liver falls below 20 g during the workout, or muscle reaches its floor (25 % of its capacity) or starts below 50 %; `top_up` when muscle starts below 70 %; else `ready`.',
+    ),
+    limitingStore: FuelLimitingStoreSchema.nullable().describe(
+      'The store that decides the status (the first to run short); null when `ready`.',
+    ),
     advice: z.array(
       z.object({
         at: TimestampWithOffsetSchema,

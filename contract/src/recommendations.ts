@@ -53,10 +53,23 @@ export const FuelAdviceEvidenceSchema = z
     rule: z.literal('fuel_at_risk'),
     date: LocalDateSchema.describe("The planned workout's date."),
     status: z.literal('at_risk'),
-    startPercent: z.number().describe('Predicted glycogen at the start, percent of capacity.'),
+    limitingStore: z
+      .enum(['liver', 'muscle'])
+      .nullable()
+      .describe('The store that runs short first: the liver (blood glucose) or muscle.'),
+    startPercent: z.number().describe('Predicted glycogen at the start, percent of capacity (liver + muscle).'),
     minPercent: z.number().describe('Predicted lowest glycogen during the workout, percent of capacity.'),
-    startThreshold: z.number().describe('`at_risk` when the start is below this...'),
-    minimumThreshold: z.number().describe('...or the lowest point is below this.'),
+    startLiverG: z.number().describe('Predicted liver glycogen at the start, grams.'),
+    startMuscleG: z.number().describe('Predicted muscle glycogen at the start, grams.'),
+    lowestLiverG: z.number().describe('Liver glycogen at the lowest combined point, grams.'),
+    startThreshold: z
+      .number()
+      .describe('`at_risk` when muscle starts below this percent of its capacity, or reaches its floor (25 %)...'),
+    minimumThreshold: z
+      .number()
+      .describe(
+        '...or the liver falls below this many grams during the workout (before the liver and muscle were judged apart: a percent of the combined capacity).',
+      ),
   })
   .meta({ title: 'FuelAdviceEvidence' });
 

@@ -238,7 +238,7 @@ describe('a planned workout at risk on fuel', () => {
     await settled(owner.user);
   });
 
-  it("suggests the fuel model's advice, citing the predicted start and lowest levels", async () => {
+  it("suggests the fuel model's advice, citing the predicted levels and the store that limits", async () => {
     recommendation = only(await listed(owner.token), 'fuel_advice', workout.id);
     const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${workout.id}/fuel`, {
       token: owner.token,
@@ -249,11 +249,17 @@ describe('a planned workout at risk on fuel', () => {
       rule: 'fuel_at_risk',
       date: tomorrow(),
       status: 'at_risk',
+      limitingStore: fuel.body.limitingStore,
       startPercent: fuel.body.start.percent,
       minPercent: fuel.body.minimum.percent,
+      startLiverG: fuel.body.start.liverG,
+      startMuscleG: fuel.body.start.muscleG,
+      lowestLiverG: fuel.body.minimum.liverG,
       startThreshold: 50,
       minimumThreshold: 20,
     });
+    expect(fuel.body.limitingStore).not.toBeNull();
+    expect(recommendation.body).toContain(`the ${String(fuel.body.limitingStore)} limiting`);
     expect(recommendation.action).toEqual({
       type: 'log_nutrition',
       plannedWorkoutId: workout.id,

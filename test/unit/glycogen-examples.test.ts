@@ -18,7 +18,9 @@ import {
 import {
   ABSORPTION_PROFILES,
   CARBOHYDRATE_SHARE_POINTS,
-  RESTING_DEMAND_PER_STEP_G,
+  MUSCLE_FLOOR_FRACTION,
+  RESTING_LIVER_OUTPUT_PER_STEP_G,
+  RESTING_USE_PER_STEP_G,
   STEP_MS,
   type AbsorptionType,
 } from '../../server/src/modules/derived/glycogen.constants.ts';
@@ -46,7 +48,6 @@ function example(overrides: Partial<GlycogenSimulationInput>): GlycogenSimulatio
     steps: 4,
     meals: [],
     exercise: [],
-    restingPerStepG: RESTING_DEMAND_PER_STEP_G,
     ...overrides,
   };
 }
@@ -79,39 +80,50 @@ describe('worked example A: 60 g RAPID at 07:00, resting', () => {
     expect(run.totals.uptakeG).toBeCloseTo(60, 9);
   });
 
-  it('covers the 4 g resting demand from uptake and stores 16.8 g in L and 39.2 g in M by 08:00', () => {
+  it('covers the 10 g resting use from uptake and stores 15 g in L and 35 g in M by 08:00', () => {
     const end = run.points[3];
     expect(end?.atMs).toBe(at(8));
-    expect(run.totals.demandG).toBeCloseTo(4, 9);
-    expect(end?.liverG).toBeCloseTo(96.8, 2);
-    expect(end?.muscleG).toBeCloseTo(375.2, 2);
+    expect(RESTING_USE_PER_STEP_G).toBe(2.5);
+    expect(run.totals.demandG).toBeCloseTo(10, 9);
+    expect(end?.liverG).toBeCloseTo(95, 2);
+    expect(end?.muscleG).toBeCloseTo(371, 2);
     expect(end?.gutG).toBeCloseTo(0, 9);
-    expect(Math.abs((end?.liverG ?? 0) + (end?.muscleG ?? 0) - 472)).toBeLessThan(G);
-    expect(percentOf(run.end, capacityFor(70))).toBeCloseTo(90.77, 2);
+    expect(Math.abs((end?.liverG ?? 0) + (end?.muscleG ?? 0) - 466)).toBeLessThan(G);
+    expect(percentOf(run.end, capacityFor(70))).toBeCloseTo(89.62, 2);
     expect(run.totals.spilledG).toBe(0);
   });
 });
 
 describe('worked example B: overnight fast 22:00–06:00', () => {
-  it('takes 4 g/h from the liver only: L 48, M 336', () => {
+  it('takes a net 4.5 g/h from the liver only, gluconeogenesis the rest: L 44 (−45 %), M 336', () => {
     const run = simulateGlycogen(example({ startAt: at(-2), steps: 32 }));
     expect(run.points.at(-1)?.atMs).toBe(at(6));
-    expect(Math.abs(run.end.liverG - 48)).toBeLessThan(G);
+    expect(RESTING_LIVER_OUTPUT_PER_STEP_G).toBe(1.125);
+    expect(Math.abs(run.end.liverG - 44)).toBeLessThan(G);
     expect(run.end.muscleG).toBe(336);
-    expect(run.totals.gluconeogenesisG).toBe(0);
+    expect(run.totals.gluconeogenesisG).toBeCloseTo(44, 9);
+  });
+
+  it('takes a full liver to 55 g over a 10-hour night, not to zero and not by nothing', () => {
+    const run = simulateGlycogen(
+      example({ start: { liverG: 100, muscleG: 336, gutG: 0 }, startAt: at(-3), steps: 40 }),
+    );
+    expect(Math.abs(run.end.liverG - 55)).toBeLessThan(G);
   });
 });
 
 describe('worked example C: 1 h ride at 75 % FTP (187.5 W), no intake (guards the 100× planned energy bug)', () => {
   const run = simulateGlycogen(
-    example({ exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 250 }] }),
+    example({
+      exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, watts: 0.75 * 250, movingFraction: 1 }],
+    }),
   );
 
   it('burns 675 kcal/h at a carbohydrate share of 0.65: 109.6875 g', () => {
     expect(carbohydrateShare(0.75)).toBeCloseTo(0.65, 12);
-    expect(exerciseCarbohydratePerHourG(0.75, 250)).toBeCloseTo(109.6875, 9);
+    expect(exerciseCarbohydratePerHourG(187.5, 0.75)).toBeCloseTo(109.6875, 9);
     expect(run.totals.exerciseG).toBeCloseTo(109.6875, 9);
-    // No resting demand on top of the exercise demand.
+    // No resting use on top of the exercise demand.
     expect(run.totals.demandG).toBeCloseTo(109.6875, 9);
   });
 
@@ -121,14 +133,14 @@ describe('worked example C: 1 h ride at 75 % FTP (187.5 W), no intake (guards th
   });
 
   it('depends on power and body mass: half the FTP halves the drain, and a lighter rider empties sooner', () => {
-    expect(exerciseCarbohydratePerHourG(0.75, 125)).toBeCloseTo(109.6875 / 2, 9);
+    expect(exerciseCarbohydratePerHourG(93.75, 0.75)).toBeCloseTo(109.6875 / 2, 9);
     // duration × IF × 60 "kJ" would be 45 here, and ×1000 as joules; the model's figure is neither.
-    expect(exerciseCarbohydratePerHourG(0.75, 250)).not.toBeCloseTo(60 * 0.75 * 1000, 0);
+    expect(exerciseCarbohydratePerHourG(187.5, 0.75)).not.toBeCloseTo(60 * 0.75 * 1000, 0);
     const light = simulateGlycogen(
       example({
         capacity: capacityFor(50),
         start: initialState(capacityFor(50)),
-        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 150 }],
+        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, watts: 0.75 * 150, movingFraction: 1 }],
       }),
     );
     expect(light.totals.exerciseG).toBeCloseTo(109.6875 * (150 / 250), 9);
@@ -234,8 +246,8 @@ describe('uptake cap (guards "carbohydrate held back by the cap was discarded")'
     );
     expect(run.end.liverG).toBe(100);
     expect(run.end.muscleG).toBe(420);
-    // 60 g taken up, 4 g resting demand, 2 g of room.
-    expect(run.totals.spilledG).toBeCloseTo(60 - 4 - 2, 9);
+    // 60 g taken up, 10 g resting use, 2 g of room.
+    expect(run.totals.spilledG).toBeCloseTo(60 - 10 - 2, 9);
   });
 });
 
@@ -249,15 +261,15 @@ describe('continuity in IF (guards "the drain jumped 64 % across IF 0.9")', () =
   it.each([0.5, 0.75, 0.9, 1.05])('has no jump at IF %s', (x) => {
     const eps = 1e-7;
     expect(Math.abs(carbohydrateShare(x + eps) - carbohydrateShare(x - eps))).toBeLessThan(1e-5);
-    const below = exerciseCarbohydratePerHourG(x - eps, 250);
-    const above = exerciseCarbohydratePerHourG(x + eps, 250);
+    const below = exerciseCarbohydratePerHourG((x - eps) * 250, x - eps);
+    const above = exerciseCarbohydratePerHourG((x + eps) * 250, x + eps);
     expect(Math.abs(above - below) / below).toBeLessThan(1e-5);
   });
 
   it('rises steadily across IF 0.85–0.95: no 1 % step of IF changes the drain by more than 4 %', () => {
     for (let i = 0; i < 10; i += 1) {
       const x = 0.85 + i * 0.01;
-      const ratio = exerciseCarbohydratePerHourG(x + 0.01, 250) / exerciseCarbohydratePerHourG(x, 250);
+      const ratio = exerciseCarbohydratePerHourG((x + 0.01) * 250, x + 0.01) / exerciseCarbohydratePerHourG(x * 250, x);
       expect(ratio).toBeGreaterThan(1);
       expect(ratio).toBeLessThan(1.04);
     }
@@ -275,63 +287,147 @@ describe('no glycogen from nothing (guards "a safety floor created glycogen over
     }
     expect(run.end.liverG).toBe(0);
     expect(run.end.muscleG).toBe(20);
-    expect(run.totals.gluconeogenesisG).toBeCloseTo(32 - 3, 9);
-    expect(run.totals.deficitG).toBe(0);
-  });
-
-  it('reports a bonk as a deficit with both stores at 0, not as negative stores', () => {
-    const run = simulateGlycogen(
-      example({
-        start: { liverG: 5, muscleG: 10, gutG: 0 },
-        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 250 }],
-      }),
-    );
-    expect(run.end.liverG).toBe(0);
-    expect(run.end.muscleG).toBe(0);
-    expect(run.totals.deficitG).toBeCloseTo(109.6875 - 15, 9);
-  });
-
-  it('passes an empty store’s share of the exercise drain to the other store', () => {
-    const run = simulateGlycogen(
-      example({
-        start: { liverG: 0, muscleG: 300, gutG: 0 },
-        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, ftpWatts: 250 }],
-      }),
-    );
-    expect(run.end.muscleG).toBeCloseTo(300 - 109.6875, 9);
+    expect(run.totals.gluconeogenesisG).toBeCloseTo(32 * 2.5 - 3, 9);
     expect(run.totals.deficitG).toBe(0);
   });
 });
 
-describe('exercise demand within a step', () => {
-  it('charges a workout covering 7 of 15 minutes 7/15 of a full step, plus resting demand for the other 8', () => {
+describe('liver and muscle judged apart (docs/science.md §3)', () => {
+  const floor = MUSCLE_FLOOR_FRACTION * 420;
+
+  it('never moves an empty liver’s share to muscle: worked example D, the liver’s shortfall is the bonk', () => {
     const run = simulateGlycogen(
-      example({ exercise: [{ startMs: at(7, 8), endMs: at(7, 15), intensityFactor: 0.75, ftpWatts: 250 }], steps: 1 }),
+      example({
+        start: { liverG: 30, muscleG: 400, gutG: 0 },
+        startAt: at(9),
+        steps: 8,
+        exercise: [{ startMs: at(9), endMs: at(11), intensityFactor: 0.8, watts: 200, movingFraction: 1 }],
+      }),
     );
-    const point = run.points[0];
-    expect(point?.exerciseG).toBeCloseTo(exerciseCarbohydrateG(0.75, 250, 7), 12);
-    expect(point?.exerciseG).toBeCloseTo(109.6875 * (7 / 60), 12);
-    expect(point?.demandG).toBeCloseTo(109.6875 * (7 / 60) + 8 / 15, 12);
+    const liver = run.points.map((point) => point.liverG);
+    [21.9375, 13.875, 5.8125, 0, 0].forEach((grams, k) => expect(liver[k]).toBeCloseTo(grams, 9));
+    expect(run.points[3]?.liverDeficitG).toBeCloseTo(2.25, 9);
+    expect(run.totals.deficitG).toBeCloseTo(34.5, 9);
+    expect(run.end.muscleG).toBeCloseTo(206.5, 9);
+    expect(percentOf(run.end, capacityFor(70))).toBeCloseTo(39.71, 2);
   });
 
-  it('does not charge resting demand twice where workouts overlap', () => {
+  it('spares the liver first and muscle only by half of the rest, with food during exercise: worked example E', () => {
+    const ride = { startMs: at(9), endMs: at(9, 15), intensityFactor: 0.8, watts: 200, movingFraction: 1 };
+    // 10 g waiting in the gut: all of it is taken up in the step.
+    const fed = simulateGlycogen(
+      example({ start: { liverG: 30, muscleG: 400, gutG: 10 }, startAt: at(9), steps: 1, exercise: [ride] }),
+    );
+    expect(fed.end.liverG).toBeCloseTo(30, 9);
+    expect(fed.end.muscleG).toBeCloseTo(400 - 23.21875, 9);
+    expect(fed.totals.spilledG).toBeCloseTo(0.96875, 9);
+    const unfed = simulateGlycogen(
+      example({ start: { liverG: 30, muscleG: 400, gutG: 0 }, startAt: at(9), steps: 1, exercise: [ride] }),
+    );
+    expect(unfed.end.liverG).toBeCloseTo(30 - 8.0625, 9);
+    expect(unfed.end.muscleG).toBeCloseTo(400 - 24.1875, 9);
+  });
+
+  it('holds muscle at its floor (25 % of M_max) and reports what it cannot give as a muscle deficit, never 0 g', () => {
+    const run = simulateGlycogen(
+      example({
+        start: { liverG: 100, muscleG: floor + 10, gutG: 0 },
+        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, watts: 187.5, movingFraction: 1 }],
+      }),
+    );
+    expect(run.end.muscleG).toBe(floor);
+    expect(run.end.liverG).toBeCloseTo(100 - 27.421875, 9);
+    expect(run.totals.deficitG).toBeCloseTo(82.265625 - 10, 9);
+    expect(run.points.every((point) => point.muscleG >= floor)).toBe(true);
+  });
+
+  it('reports a bonk as a deficit with the liver at 0, not as negative stores', () => {
+    const run = simulateGlycogen(
+      example({
+        start: { liverG: 5, muscleG: 300, gutG: 0 },
+        exercise: [{ startMs: at(7), endMs: at(8), intensityFactor: 0.75, watts: 187.5, movingFraction: 1 }],
+      }),
+    );
+    expect(run.end.liverG).toBe(0);
+    expect(run.end.muscleG).toBeCloseTo(300 - 82.265625, 9);
+    expect(run.totals.deficitG).toBeCloseTo(27.421875 - 5, 9);
+  });
+});
+
+describe('worked example F: a recorded ride with a café stop (energy from work, stops at rest)', () => {
+  const run = simulateGlycogen(
+    example({
+      startAt: at(9),
+      steps: 10,
+      exercise: [{ startMs: at(9), endMs: at(11, 30), intensityFactor: 0.8, watts: 180, movingFraction: 0.8 }],
+    }),
+  );
+
+  it('burns 1296 kcal of work at f(0.8): 232.2 g, 58.05 from the liver and 174.15 from muscle', () => {
+    expect(run.totals.exerciseG).toBeCloseTo(232.2, 9);
+    expect(run.end.muscleG).toBeCloseTo(336 - 174.15, 9);
+  });
+
+  it('drains the 30 stopped minutes at rest: 2.25 g more from the liver, L 19.7 at 11:30', () => {
+    expect(run.end.liverG).toBeCloseTo(19.7, 9);
+    expect(run.totals.gluconeogenesisG).toBeCloseTo(10 * 0.2 * (2.5 - 1.125), 9);
+  });
+});
+
+describe('worked example G: a balanced day (no food logged) with ride F on it', () => {
+  it('draws the ride and the assumed refill, and ends where it started', () => {
+    const run = simulateGlycogen(
+      example({
+        startAt: at(9),
+        steps: 60,
+        restingUse: false,
+        meals: [{ atMs: at(11, 30), carbsG: 232.2, absorptionType: 'BALANCED' }],
+        exercise: [{ startMs: at(9), endMs: at(11, 30), intensityFactor: 0.8, watts: 180, movingFraction: 0.8 }],
+      }),
+    );
+    expect(Math.min(...run.points.map((point) => point.liverG))).toBeCloseTo(80 - 58.05, 9);
+    expect(Math.abs(run.end.liverG - 91.61)).toBeLessThan(G);
+    expect(Math.abs(run.end.muscleG - 324.39)).toBeLessThan(G);
+    expect(Math.abs(run.end.liverG + run.end.muscleG - 416)).toBeLessThan(G);
+  });
+});
+
+describe('exercise demand within a step', () => {
+  it('charges a workout covering 7 of 15 minutes 7/15 of a full step, plus resting use for the other 8', () => {
     const run = simulateGlycogen(
       example({
         exercise: [
-          { startMs: at(7), endMs: at(7, 10), intensityFactor: 0.5, ftpWatts: 200 },
-          { startMs: at(7, 5), endMs: at(7, 12), intensityFactor: 0.5, ftpWatts: 200 },
+          { startMs: at(7, 8), endMs: at(7, 15), intensityFactor: 0.75, watts: 0.75 * 250, movingFraction: 1 },
         ],
         steps: 1,
       }),
     );
-    expect(run.points[0]?.demandG).toBeCloseTo(exerciseCarbohydrateG(0.5, 200, 17) + 3 / 15, 12);
+    const point = run.points[0];
+    expect(point?.exerciseG).toBeCloseTo(exerciseCarbohydrateG(187.5, 0.75, 7), 12);
+    expect(point?.exerciseG).toBeCloseTo(109.6875 * (7 / 60), 12);
+    expect(point?.demandG).toBeCloseTo(109.6875 * (7 / 60) + (2.5 * 8) / 15, 12);
+  });
+
+  it('does not charge resting use twice where workouts overlap', () => {
+    const run = simulateGlycogen(
+      example({
+        exercise: [
+          { startMs: at(7), endMs: at(7, 10), intensityFactor: 0.5, watts: 0.5 * 200, movingFraction: 1 },
+          { startMs: at(7, 5), endMs: at(7, 12), intensityFactor: 0.5, watts: 0.5 * 200, movingFraction: 1 },
+        ],
+        steps: 1,
+      }),
+    );
+    expect(run.points[0]?.demandG).toBeCloseTo(exerciseCarbohydrateG(100, 0.5, 17) + (2.5 * 3) / 15, 12);
   });
 
   it('never lowers the drain when a workout runs a minute longer into a new step, even at a very easy effort', () => {
     const storedAfter = (extraMinutes: number): number => {
       const run = simulateGlycogen(
         example({
-          exercise: [{ startMs: at(7), endMs: at(8, extraMinutes), intensityFactor: 0.3, ftpWatts: 150 }],
+          exercise: [
+            { startMs: at(7), endMs: at(8, extraMinutes), intensityFactor: 0.3, watts: 0.3 * 150, movingFraction: 1 },
+          ],
           steps: 6,
         }),
       );
@@ -462,8 +558,8 @@ describe('planned workout intensity', () => {
       250,
     );
     expect(periods).toEqual([
-      { startMs: at(7), endMs: at(7, 10), intensityFactor: 0.6, ftpWatts: 250 },
-      { startMs: at(7, 10), endMs: at(7, 10) + 300_500, intensityFactor: 1.0, ftpWatts: 250 },
+      { startMs: at(7), endMs: at(7, 10), intensityFactor: 0.6, watts: 0.6 * 250, movingFraction: 1 },
+      { startMs: at(7, 10), endMs: at(7, 10) + 300_500, intensityFactor: 1.0, watts: 1.0 * 250, movingFraction: 1 },
     ]);
     expect(STEP_MS).toBe(15 * MINUTE);
   });

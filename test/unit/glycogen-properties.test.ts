@@ -1,22 +1,24 @@
 /**
  * The glycogen model's invariants on random days: meals at any second (some
  * before the run starts and still releasing), 0–150 g of any absorption type;
- * workouts at any second, 1 min to 4 h, IF 0.3–1.3, FTP 150–350 W; any start
- * state within the stores. Fixed seed and bounded runs, so a failure
+ * workouts at any second, 1 min to 4 h, IF 0.3–1.3 at IF × FTP (150–350 W),
+ * moving 50–100 % of the time; any start state within the stores (muscle
+ * possibly below its floor). Fixed seed and bounded runs, so a failure
  * reproduces; fast-check prints the shrunk counterexample.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { releasedFraction } from '../../server/src/modules/derived/absorption.ts';
+import { assessWorkoutFuel } from '../../server/src/modules/derived/fuel-plan.ts';
 import {
   ABSORPTION_PROFILES,
-  RESTING_DEMAND_PER_STEP_G,
   STEP_MS,
   UPTAKE_CAP_PER_STEP_G,
   type AbsorptionType,
 } from '../../server/src/modules/derived/glycogen.constants.ts';
 import {
   capacityFor,
+  muscleFloorG,
   simulateGlycogen,
   type ExerciseInput,
   type GlycogenPoint,
@@ -47,12 +49,14 @@ const workoutArb: fc.Arbitrary<ExerciseInput> = fc
     durationSecs: fc.integer({ min: 60, max: 4 * 3600 }),
     intensityFactor: fc.double({ min: 0.3, max: 1.3, noNaN: true }),
     ftpWatts: fc.integer({ min: 150, max: 350 }),
+    movingFraction: fc.double({ min: 0.5, max: 1, noNaN: true }),
   })
-  .map(({ offsetSecs, durationSecs, intensityFactor, ftpWatts }) => ({
+  .map(({ offsetSecs, durationSecs, intensityFactor, ftpWatts, movingFraction }) => ({
     startMs: START + offsetSecs * 1000,
     endMs: START + (offsetSecs + durationSecs) * 1000,
     intensityFactor,
-    ftpWatts,
+    watts: intensityFactor * ftpWatts,
+    movingFraction,
   }));
 
 const scenarioArb: fc.Arbitrary<GlycogenSimulationInput> = fc
@@ -73,7 +77,6 @@ const scenarioArb: fc.Arbitrary<GlycogenSimulationInput> = fc
       steps: STEPS,
       meals,
       exercise,
-      restingPerStepG: RESTING_DEMAND_PER_STEP_G,
     };
   });
 
@@ -152,7 +155,10 @@ describe('glycogen model invariants (fast-check, fixed seed)', () => {
           expect(uptake).toBeLessThanOrEqual(input.start.gutG + released + EPS);
           expect(point.liverG).toBeGreaterThanOrEqual(0);
           expect(point.liverG).toBeLessThanOrEqual(input.capacity.liverG);
-          expect(point.muscleG).toBeGreaterThanOrEqual(0);
+          // Muscle never drains below its floor; a start below it never drains further.
+          expect(point.muscleG).toBeGreaterThanOrEqual(
+            Math.min(input.start.muscleG, muscleFloorG(input.capacity)) - 1e-9,
+          );
           expect(point.muscleG).toBeLessThanOrEqual(input.capacity.muscleG);
           expect(point.gutG).toBeGreaterThanOrEqual(0);
         }
@@ -161,12 +167,48 @@ describe('glycogen model invariants (fast-check, fixed seed)', () => {
     );
   });
 
-  it('never lowers a later L + M when a meal is added', () => {
+  it('never lowers a later L, M or L + M when a meal is added', () => {
     fc.assert(
       fc.property(scenarioArb, mealArb, (input, extra) => {
         const base = simulateGlycogen(input);
         const more = simulateGlycogen({ ...input, meals: [...input.meals, extra] });
         neverAbove(base.points, more.points);
+        base.points.forEach((point, k) => {
+          const fed = more.points[k] as GlycogenPoint;
+          expect(point.liverG).toBeLessThanOrEqual(fed.liverG + 1e-9);
+          expect(point.muscleG).toBeLessThanOrEqual(fed.muscleG + 1e-9);
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  it('never lets the liver’s share move to muscle: liver deficit whenever the liver is empty during exercise', () => {
+    fc.assert(
+      fc.property(scenarioArb, (input) => {
+        const run = simulateGlycogen({ ...input, meals: [] });
+        let muscleBefore = input.start.muscleG;
+        for (const point of run.points) {
+          // Without food, muscle gives at most its own 75 % share of exercise demand.
+          expect(muscleBefore - point.muscleG).toBeLessThanOrEqual(0.75 * point.exerciseG + 1e-9);
+          muscleBefore = point.muscleG;
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('judges a workout the same whatever order meals are given in', () => {
+    fc.assert(
+      fc.property(scenarioArb, workoutArb, fc.nat(), (input, workout, seed) => {
+        const exercise = [...input.exercise, workout];
+        const window = { startMs: workout.startMs, endMs: Math.min(workout.endMs, END) };
+        const judge = (meals: readonly MealInput[]) =>
+          assessWorkoutFuel(simulateGlycogen({ ...input, meals, exercise }), input, window);
+        const shuffled = [...input.meals].sort(
+          (a, b) => ((a.atMs * 31 + seed) % 97) - ((b.atMs * 31 + seed) % 97) || a.carbsG - b.carbsG,
+        );
+        expect(judge(shuffled)).toEqual(judge([...input.meals].reverse()));
       }),
       RUNS,
     );
@@ -178,7 +220,14 @@ describe('glycogen model invariants (fast-check, fixed seed)', () => {
         const easy = simulateGlycogen({ ...input, exercise: [...input.exercise, workout] });
         const hard = simulateGlycogen({
           ...input,
-          exercise: [...input.exercise, { ...workout, intensityFactor: workout.intensityFactor + extraIf }],
+          exercise: [
+            ...input.exercise,
+            {
+              ...workout,
+              intensityFactor: workout.intensityFactor + extraIf,
+              watts: (workout.watts / workout.intensityFactor) * (workout.intensityFactor + extraIf),
+            },
+          ],
         });
         neverAbove(hard.points, easy.points);
       }),

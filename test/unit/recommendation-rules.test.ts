@@ -96,10 +96,11 @@ describe('rule 1: low recovery before a hard planned workout', () => {
 describe('rule 2: fuel at risk', () => {
   const plan = (status: PlannedWorkoutFuel['status'], advice: PlannedWorkoutFuel['advice']): PlannedWorkoutFuel => ({
     plannedWorkoutId: workout().id,
-    start: { at: `${addDays(TODAY, 1)}T10:00:00+01:00`, totalG: 300, percent: 57.69 },
-    end: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, totalG: 20, percent: 3.85 },
-    minimum: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, totalG: 20, percent: 3.85 },
+    start: { at: `${addDays(TODAY, 1)}T10:00:00+01:00`, liverG: 40, muscleG: 260, totalG: 300, percent: 57.69 },
+    end: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, liverG: 0, muscleG: 105, totalG: 105, percent: 20.19 },
+    minimum: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, liverG: 0, muscleG: 105, totalG: 105, percent: 20.19 },
     status,
+    limitingStore: status === 'ready' ? null : 'liver',
     advice,
     assumptions: [],
   });
@@ -113,8 +114,12 @@ describe('rule 2: fuel at risk', () => {
       rule: 'fuel_at_risk',
       date: addDays(TODAY, 1),
       status: 'at_risk',
+      limitingStore: 'liver',
       startPercent: 57.69,
-      minPercent: 3.85,
+      minPercent: 20.19,
+      startLiverG: 40,
+      startMuscleG: 260,
+      lowestLiverG: 0,
       startThreshold: 50,
       minimumThreshold: 20,
     });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { localMidnightMs, zonedTimeMs } from '../../server/src/lib/dates.ts';
 import { exerciseFromBlocks, plannedWorkoutIntensity } from '../../server/src/modules/derived/exercise.ts';
 import { planWorkoutFuel } from '../../server/src/modules/derived/fuel-plan.ts';
-import { RESTING_DEMAND_PER_STEP_G, STEP_MS } from '../../server/src/modules/derived/glycogen.constants.ts';
+import { STEP_MS } from '../../server/src/modules/derived/glycogen.constants.ts';
 import { capacityFor, initialState, simulateGlycogen } from '../../server/src/modules/derived/glycogen.model.ts';
 import {
   buildLastWorkoutsReport,
@@ -122,7 +122,7 @@ const food: ReportNutritionItem[] = [
 
 /** No derived data stored yet: the sections that read it say so. */
 const noDerivedData = { trainingLoad: [], recovery: [] };
-const noFuel: ReportFuelInput = { timeZone: 'UTC', capacityG: 520, days: [], plannedWorkouts: [] };
+const noFuel: ReportFuelInput = { timeZone: 'UTC', capacity: capacityFor(70), days: [], plannedWorkouts: [] };
 
 const trainingWeek = { endDate: END_DATE, workouts, wellness, ...noDerivedData };
 const notStoredRecovery = {
@@ -622,7 +622,6 @@ describe('WEEKLY_TRAINING: training load and recovery', () => {
 
 const ZONE = 'Europe/Berlin';
 const CAPACITY = capacityFor(70); // 100 g liver + 420 g muscle
-const CAPACITY_G = CAPACITY.liverG + CAPACITY.muscleG;
 
 /** A stored fuel day: 96 points with 100 g in the liver and `muscleG` in the muscle, except at the given steps. */
 function fuelDay(date: string, muscleG: number, dips: Readonly<Record<number, number>> = {}) {
@@ -699,7 +698,7 @@ const plannedWorkouts: ReportPlannedWorkout[] = [
  */
 const fuel: ReportFuelInput = {
   timeZone: ZONE,
-  capacityG: CAPACITY_G,
+  capacity: CAPACITY,
   days: [
     fuelDay('2026-11-13', 300),
     fuelDay('2026-11-14', 300, { 71: 130, 80: 130 }),
@@ -771,13 +770,14 @@ describe('WEEKLY_NUTRITION: fuel', () => {
     const report = buildWeeklyNutritionReport({ endDate: END_DATE, items: food, fuel });
     const rated = (report.data['fuel'] as { plannedWorkouts: Record<string, unknown>[] }).plannedWorkouts;
     expect(
-      rated.map(({ id, start, durationSecs, startPercent, minPercent, status, unrated }) => ({
+      rated.map(({ id, start, durationSecs, startPercent, minPercent, status, limitingStore, unrated }) => ({
         id,
         start,
         durationSecs,
         startPercent,
         minPercent,
         status,
+        limitingStore,
         unrated,
       })),
     ).toEqual([
@@ -788,6 +788,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         startPercent: null,
         minPercent: null,
         status: null,
+        limitingStore: null,
         unrated: 'not_stored',
       },
       {
@@ -797,6 +798,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         startPercent: 80.8,
         minPercent: 57.7,
         status: 'ready',
+        limitingStore: null,
         unrated: null,
       },
       {
@@ -806,6 +808,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         startPercent: 61.5,
         minPercent: 61.5,
         status: 'top_up',
+        limitingStore: 'muscle',
         unrated: null,
       },
       {
@@ -815,6 +818,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         startPercent: 48.1,
         minPercent: 30.8,
         status: 'at_risk',
+        limitingStore: 'muscle',
         unrated: null,
       },
       {
@@ -824,6 +828,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         startPercent: null,
         minPercent: null,
         status: null,
+        limitingStore: null,
         unrated: 'no_duration',
       },
       {
@@ -833,6 +838,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         startPercent: null,
         minPercent: null,
         status: null,
+        limitingStore: null,
         unrated: 'no_start_time',
       },
       // Across midnight: the day after the week is read too.
@@ -842,7 +848,8 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         durationSecs: 3600,
         startPercent: 76.9,
         minPercent: 28.8,
-        status: 'ready',
+        status: 'at_risk', // muscle dips to 50 g at 23:45, below its 105 g floor
+        limitingStore: 'muscle',
         unrated: null,
       },
     ]);
@@ -877,9 +884,9 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         '| 2026-11-18 | 06:00 | Fasted ride | 1:30 | 48 % | 31 % | at risk |',
         '| 2026-11-19 | 08:00 | Gym | – | – | – | no duration |',
         '| 2026-11-19 | – | Anytime run | 0:45 | – | – | no start time |',
-        '| 2026-11-20 | 23:30 | Midnight ride | 1:00 | 77 % | 29 % | ready |',
+        '| 2026-11-20 | 23:30 | Midnight ride | 1:00 | 77 % | 29 % | at risk |',
         '',
-        'Fuel as the fuel service rates a planned workout: ready from 70 % at the start and never below 20 %; at risk below 50 % at the start or below 20 % at any point; top up otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
+        'Fuel as the fuel service rates a planned workout, liver and muscle judged apart: at risk when the liver falls below 20 g or muscle reaches its floor (25 % of its capacity) at any point, or muscle starts below 50 % of its capacity; top up when muscle starts below 70 %; ready otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
         '',
       ].join('\n'),
     );
@@ -905,7 +912,6 @@ describe('WEEKLY_NUTRITION: fuel', () => {
       startAt: localMidnightMs(date, ZONE),
       meals: [{ atMs: zonedTimeMs(date, '07:30', ZONE), carbsG: 90, absorptionType: 'BALANCED' as const }],
       exercise: exerciseFromBlocks(startMs, intensity.blocks, 250),
-      restingPerStepG: RESTING_DEMAND_PER_STEP_G,
     };
     const day = simulateGlycogen({ ...simulation, steps: 96 });
     // Stored as recomputeFuel stores it: grams to 2 decimals.
@@ -926,7 +932,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
       items: [],
       fuel: {
         timeZone: ZONE,
-        capacityG: CAPACITY_G,
+        capacity: CAPACITY,
         days: [fuelDay('2026-11-17', 300), stored],
         plannedWorkouts: [plan],
       },

@@ -521,6 +521,8 @@ export interface FuelDaysTable {
   endState: Json<Record<string, number>>;
   points: Json<unknown[]>;
   assumptions: Json<string[]>;
+  /** A recorded workout on the day that the logged food cannot fuel (docs/science.md §3). */
+  incompleteLog: Generated<boolean>;
 }
 
 /** A suggestion of the rules (modules/recommendations); `dedupeKey` names the situation it is about. */

@@ -21,7 +21,6 @@ import { addDays, formatInZone, localDateOf } from '../../lib/dates.ts';
 import { getRecoveryPage, getTrainingLoad } from '../../modules/derived/analytics.service.ts';
 import { MAINTAIN_MIN_SCORE, READY_MIN_SCORE } from '../../modules/derived/recovery.model.ts';
 import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
-import { MINIMUM_DURING_PERCENT, READY_START_PERCENT } from '../../modules/derived/glycogen.constants.ts';
 import { listPlannedWorkoutPage } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import type { PageDeps } from './account.pages.ts';
 import {
@@ -435,10 +434,8 @@ function fuelChart(data: DashboardData, timeline: FuelTimeline): SafeHtml {
         ticks: [0, 25, 50, 75, 100].map((value) => ({ value, label: String(value) })),
         title: 'Glycogen (% of capacity)',
       },
-      yRules: [
-        { value: READY_START_PERCENT, className: 'rule-target', label: `start ≥ ${READY_START_PERCENT} %` },
-        { value: MINIMUM_DURING_PERCENT, className: 'rule-floor', label: `floor ${MINIMUM_DURING_PERCENT} %` },
-      ],
+      // No line for a combined threshold: liver and muscle are judged apart (docs/science.md §3).
+      yRules: [],
       xBands: workoutBands(timeline),
       markers: fuelMarkers(data, timeline, span),
       // The line has a vertex every 15 minutes; a marker with its numbers every hour keeps the chart legible.
@@ -456,8 +453,9 @@ function plannedFuelItem({ workout, fuel }: PlannedFuel): SafeHtml {
     <p class="muted">${dayLabel(workout.date)}, ${time} · ${workout.sport}</p>
     <p>
       <span class="fuel-status fuel-${fuel.status}" data-status="${fuel.status}">${FUEL_STATUS_LABELS[fuel.status]}</span>
-      Start ${percent(fuel.start.percent)}, lowest ${percent(fuel.minimum.percent)} at ${clockOf(fuel.minimum.at)},
-      end ${percent(fuel.end.percent)}.
+      ${fuel.limitingStore === null ? '' : `${fuel.limitingStore === 'liver' ? 'Liver' : 'Muscle'} limits. `}Start
+      ${percent(fuel.start.percent)} (liver ${grams(fuel.start.liverG)}), lowest ${percent(fuel.minimum.percent)} at
+      ${clockOf(fuel.minimum.at)}, end ${percent(fuel.end.percent)} (liver ${grams(fuel.end.liverG)}).
     </p>
     ${
       fuel.advice.length === 0

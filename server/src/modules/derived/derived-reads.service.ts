@@ -8,7 +8,7 @@ import {
 } from './analytics.repository.ts';
 import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from './fuel.repository.ts';
 import { DEFAULT_BODY_MASS_KG } from './glycogen.constants.ts';
-import { capacityFor } from './glycogen.model.ts';
+import { capacityFor, type GlycogenCapacity } from './glycogen.model.ts';
 
 export type { StoredFuelDay, StoredLoadDay, StoredRecoveryDay };
 
@@ -40,8 +40,8 @@ export async function readRecoveryDays(
 export interface StoredFuel {
   /** The athlete's zone: the days are their calendar days. */
   readonly timeZone: string;
-  /** Liver plus muscle capacity, grams: 100 % (the timeline's `capacity`). */
-  readonly capacityG: number;
+  /** Liver and muscle capacity, grams (the timeline's `capacity`); their sum is 100 %. */
+  readonly capacity: GlycogenCapacity;
   readonly days: StoredFuelDay[];
 }
 
@@ -60,7 +60,7 @@ export async function readStoredFuel(
   const capacity = capacityFor(massKg);
   return {
     timeZone: profile?.timeZone ?? 'UTC',
-    capacityG: capacity.liverG + capacity.muscleG,
+    capacity,
     days: await listFuelDays(db, userId, period.from, period.to),
   };
 }

@@ -35,11 +35,12 @@ export function carbohydrateShare(intensityFactor: number): number {
 }
 
 /**
- * Carbohydrate burned per hour, grams: power W = IF × FTP, metabolic kcal/h =
- * 3.6 × W, carbohydrate kcal = that × f(IF), grams = kcal / 4.
+ * Carbohydrate burned per hour of exercise at a mechanical power, grams:
+ * metabolic kcal/h = 3.6 × W (about 24 % gross efficiency: 1 kJ of work ≈
+ * 1 kcal), of which the share f(IF) is carbohydrate, grams = kcal / 4. The
+ * power says how much work is done, the intensity factor how hard it is.
  */
-export function exerciseCarbohydratePerHourG(intensityFactor: number, ftpWatts: number): number {
-  const watts = intensityFactor * ftpWatts;
+export function exerciseCarbohydratePerHourG(watts: number, intensityFactor: number): number {
   const kcalPerHour = watts * METABOLIC_KCAL_PER_HOUR_PER_WATT;
   return (kcalPerHour * carbohydrateShare(intensityFactor)) / KCAL_PER_G_CARBOHYDRATE;
 }
@@ -49,8 +50,8 @@ export function exerciseCarbohydratePerHourG(intensityFactor: number, ftpWatts: 
  * time, so a workout covering 7 of a step's 15 minutes demands 7/15 of a full
  * step.
  */
-export function exerciseCarbohydrateG(intensityFactor: number, ftpWatts: number, minutes: number): number {
-  return (exerciseCarbohydratePerHourG(intensityFactor, ftpWatts) * minutes) / 60;
+export function exerciseCarbohydrateG(watts: number, intensityFactor: number, minutes: number): number {
+  return (exerciseCarbohydratePerHourG(watts, intensityFactor) * minutes) / 60;
 }
 
 /** FTP assumed without one on the profile: 3.0 W/kg. */
@@ -98,9 +99,17 @@ export function stepIntensityFactor(target: StepTarget | undefined, sport: Plann
 export interface ExerciseInput {
   /** Epoch ms; need not fall on step boundaries. */
   readonly startMs: number;
+  /** End of the elapsed time, stops included. */
   readonly endMs: number;
+  /** How hard relative to FTP (NP / FTP when recorded with power): sets the carbohydrate share. */
   readonly intensityFactor: number;
-  readonly ftpWatts: number;
+  /** Mechanical power while moving, W (average power of the file, else IF × FTP): sets the energy. */
+  readonly watts: number;
+  /**
+   * Moving time over elapsed time, 0–1 (1 for planned workouts): each minute of
+   * the period is this much exercise at `watts` and the rest stopped, at rest.
+   */
+  readonly movingFraction: number;
 }
 
 /** A stretch of a planned workout at one intensity. */
@@ -195,7 +204,7 @@ function structureBlocks(structure: PlannedStructure, sport: PlannedSport): Inte
 
 /**
  * Exercise periods for the simulation from a workout's blocks, starting at
- * `startMs`, each with the athlete's FTP. Block ends are rounded to the
+ * `startMs`, each at IF × the athlete's FTP and moving throughout. Block ends are rounded to the
  * millisecond so that consecutive blocks meet exactly.
  */
 export function exerciseFromBlocks(
@@ -209,7 +218,10 @@ export function exerciseFromBlocks(
     const from = startMs + Math.round(elapsedSecs * 1000);
     elapsedSecs += block.durationSecs;
     const to = startMs + Math.round(elapsedSecs * 1000);
-    if (to > from) periods.push({ startMs: from, endMs: to, intensityFactor: block.intensityFactor, ftpWatts });
+    if (to > from) {
+      const intensityFactor = block.intensityFactor;
+      periods.push({ startMs: from, endMs: to, intensityFactor, watts: intensityFactor * ftpWatts, movingFraction: 1 });
+    }
   }
   return periods;
 }

@@ -1,14 +1,16 @@
-import type { FuelStatus } from '@pacer/contract';
+import type { FuelLimitingStore, FuelStatus } from '@pacer/contract';
 import {
-  AT_RISK_START_PERCENT,
+  AT_RISK_MUSCLE_START_PERCENT,
   type AbsorptionType,
-  MINIMUM_DURING_PERCENT,
-  READY_START_PERCENT,
+  LIVER_RISK_G,
+  READY_MUSCLE_START_PERCENT,
   STEP_MINUTES,
   STEP_MS,
+  STORAGE_LIVER_SHARE,
   UPTAKE_CAP_PER_STEP_G,
 } from './glycogen.constants.ts';
 import {
+  muscleFloorG,
   percentOf,
   simulateGlycogen,
   type GlycogenCapacity,
@@ -19,20 +21,29 @@ import {
 } from './glycogen.model.ts';
 
 /**
- * Fuel status and advice for one planned workout, from the glycogen model.
+ * Fuel status and advice for one planned workout, from the glycogen model
+ * (docs/science.md §3, "Planned-workout fuel").
  *
- * Status, with percent = (L + M) / (L_max + M_max):
- * - `ready`: at least 70 % at the start and at least 20 % throughout;
- * - `at_risk`: below 50 % at the start, or below 20 % at some point;
- * - `top_up`: otherwise (50–70 % at the start, never below 20 %).
+ * Status, judged per store over the step boundaries from the last at or
+ * before the start through the first at or after the end:
+ * - `at_risk`: the liver below 20 g at any of them (limiting store `liver`:
+ *   blood glucose depends on it), or muscle at its floor at any of them or
+ *   below 50 % of M_max at the start (limiting store `muscle`);
+ * - `top_up`: otherwise, when muscle starts below 70 % of M_max (`muscle`);
+ * - `ready`: otherwise (no limiting store).
+ * When both stores fail, the one that fails first is named, the liver on a
+ * tie. The combined percent is shown, never judged: it hid an empty liver.
  *
  * Advice turns a workout that is not ready into one that is:
- * - before: the grams that bring the start to 70 %, as FAST items (white
- *   bread, rice cakes, banana) 90, 75 and 60 minutes before the start;
+ * - before: FAST items (white bread, rice cakes, banana) 90, 75 and 60
+ *   minutes before the start, first the grams that bring muscle to 70 % of
+ *   M_max (muscle stores 70 % of what is taken up at rest);
  * - during, for workouts longer than 75 minutes: RAPID items (gels, sports
  *   drinks) every 20 minutes at 30, 45 or 60 g/h, and up to 90 g/h past
  *   2.5 hours, the intakes at which multiple transportable carbohydrates are
- *   still absorbed (Jeukendrup 2014, Sports Med 44 Suppl 1:S25).
+ *   still absorbed (Jeukendrup 2014, Sports Med 44 Suppl 1:S25). In the
+ *   model these replace the liver's output first, so they are what keeps the
+ *   liver above 20 g, and spare muscle only in part.
  * Every candidate is checked by re-running the model with the items added as
  * meals; the advice returned is the first candidate that the model rates
  * `ready`, so logging exactly those items and asking again gives `ready`.
@@ -41,9 +52,10 @@ import {
  *
  * Choices the rules leave open (each also noted where it is made):
  * - A workout that is already `ready` gets no advice, even a long one.
- * - Search order: before-grams up to 70 % at the start; then the during rate
- *   up the ladder 30 → 45 → 60 g/h (then 75 → 90 g/h past 2.5 h); then more
- *   before-grams, up to 180 g, while they still lift the minimum.
+ * - Search order: before-grams up to 70 % muscle at the start; then, while
+ *   a store runs short, the during rate up the ladder 30 → 45 → 60 g/h
+ *   (then 75 → 90 g/h past 2.5 h); then more before-grams, up to 180 g,
+ *   while they still lift the store that runs short.
  * - The during rate is the lowest rung that works, never under 30 g/h.
  * - Grams are rounded up to 5 g; rounding up only adds food, which never
  *   lowers the stores, and the rounded items are the ones verified.
@@ -55,14 +67,23 @@ export interface WorkoutWindow {
   readonly endMs: number;
 }
 
-export interface WorkoutFuelAssessment {
+/** A status and the store that decides it (`null` when `ready`). */
+export interface FuelJudgement {
   readonly status: FuelStatus;
+  readonly limitingStore: FuelLimitingStore | null;
+}
+
+export interface WorkoutFuelAssessment extends FuelJudgement {
   /** Percent at the last step boundary at or before the start. */
   readonly startPercent: number;
   /** Lowest percent from that boundary through the first boundary at or after the end. */
   readonly minPercent: number;
   /** Percent at the first step boundary at or after the end. */
   readonly endPercent: number;
+  /** Stores at the start boundary, grams. */
+  readonly start: Pick<GlycogenState, 'liverG' | 'muscleG'>;
+  /** Lowest liver and lowest muscle over the workout's boundaries, grams (each its own minimum). */
+  readonly lowest: Pick<GlycogenState, 'liverG' | 'muscleG'>;
 }
 
 export interface FuelAdviceItem {
@@ -97,16 +118,39 @@ export interface WorkoutFuelPlanOptions {
   readonly notBeforeMs?: number;
 }
 
-/** The status for a start and a minimum percent. */
-export function fuelStatus(startPercent: number, minPercent: number): FuelStatus {
-  if (startPercent < AT_RISK_START_PERCENT || minPercent < MINIMUM_DURING_PERCENT) return 'at_risk';
-  if (startPercent >= READY_START_PERCENT) return 'ready';
-  return 'top_up';
+/** Muscle counts as at its floor within this many grams (stored points are rounded to 0.01 g). */
+const FLOOR_TOLERANCE_G = 0.005;
+
+/**
+ * The status of a workout from the stores at its step boundaries, in order
+ * from the last at or before its start to the first at or after its end
+ * (see the top of this file). Pure, so the stored timeline is judged by the
+ * same rule as a fresh simulation.
+ */
+export function judgeFuel(
+  levels: readonly Pick<GlycogenState, 'liverG' | 'muscleG'>[],
+  capacity: GlycogenCapacity,
+): FuelJudgement {
+  const start = levels[0];
+  if (start === undefined) throw new RangeError('a workout has at least its start boundary');
+  const floor = muscleFloorG(capacity);
+  const muscleStartPercent = (100 * start.muscleG) / capacity.muscleG;
+  const liverFails = levels.findIndex((level) => level.liverG < LIVER_RISK_G);
+  const muscleFails =
+    muscleStartPercent < AT_RISK_MUSCLE_START_PERCENT
+      ? 0
+      : levels.findIndex((level) => level.muscleG <= floor + FLOOR_TOLERANCE_G);
+  if (liverFails >= 0 && (muscleFails < 0 || liverFails <= muscleFails)) {
+    return { status: 'at_risk', limitingStore: 'liver' };
+  }
+  if (muscleFails >= 0) return { status: 'at_risk', limitingStore: 'muscle' };
+  if (muscleStartPercent < READY_MUSCLE_START_PERCENT) return { status: 'top_up', limitingStore: 'muscle' };
+  return { status: 'ready', limitingStore: null };
 }
 
 /**
- * Reads a workout's start, minimum and end percent from a simulation that
- * began at `startAt` from `start`. Choice: the start is the last step
+ * Reads a workout's start, minimum and end from a simulation that began at
+ * `startAt` from `start`, and judges it. Choice: the start is the last step
  * boundary at or before the workout's start, so a workout at 07:10 is judged
  * on the 07:00 state, before any of its own drain.
  */
@@ -121,11 +165,25 @@ export function assessWorkoutFuel(
   }
   const stateAt = (boundary: number): GlycogenState =>
     boundary === 0 ? run.start : (simulation.points[boundary - 1] as GlycogenState);
-  const startPercent = percentOf(stateAt(first), run.capacity);
-  let minPercent = startPercent;
-  for (let b = first + 1; b <= last; b += 1) minPercent = Math.min(minPercent, percentOf(stateAt(b), run.capacity));
-  const endPercent = percentOf(stateAt(last), run.capacity);
-  return { status: fuelStatus(startPercent, minPercent), startPercent, minPercent, endPercent };
+  const levels: GlycogenState[] = [];
+  for (let b = first; b <= last; b += 1) levels.push(stateAt(b));
+  const start = levels[0] as GlycogenState;
+  let minPercent = Number.POSITIVE_INFINITY;
+  let lowestLiver = Number.POSITIVE_INFINITY;
+  let lowestMuscle = Number.POSITIVE_INFINITY;
+  for (const level of levels) {
+    minPercent = Math.min(minPercent, percentOf(level, run.capacity));
+    lowestLiver = Math.min(lowestLiver, level.liverG);
+    lowestMuscle = Math.min(lowestMuscle, level.muscleG);
+  }
+  return {
+    ...judgeFuel(levels, run.capacity),
+    startPercent: percentOf(start, run.capacity),
+    minPercent,
+    endPercent: percentOf(levels.at(-1) as GlycogenState, run.capacity),
+    start: { liverG: start.liverG, muscleG: start.muscleG },
+    lowest: { liverG: lowestLiver, muscleG: lowestMuscle },
+  };
 }
 
 /**
@@ -190,11 +248,13 @@ interface Candidate {
   readonly rung: number;
 }
 
-/** One re-run of the model with advice added: the assessment and the grams stored at the start and at the minimum. */
+/** One re-run of the model with advice added, and the grams the search compares between candidates. */
 interface Evaluation {
   readonly assessment: WorkoutFuelAssessment;
-  readonly storedAtStart: number;
-  readonly storedAtMin: number;
+  /** Muscle at the start, grams: what before-grams are for first. */
+  readonly muscleAtStart: number;
+  /** Lowest liver plus lowest muscle over the workout, grams: whether more before-grams still help. */
+  readonly storedAtLowest: number;
 }
 
 /** What the search for advice around one workout works with. */
@@ -202,7 +262,7 @@ interface FuelSearch {
   readonly workout: WorkoutWindow;
   readonly earliestMs: number;
   readonly durationMin: number;
-  readonly totalCapacity: number;
+  readonly capacity: GlycogenCapacity;
   /** During advice is given (the workout is longer than 75 minutes). */
   readonly isLong: boolean;
   /** The highest rung of DURING_RATE_LADDER the workout may use. */
@@ -216,13 +276,12 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
     throw new RangeError('the workout must start at or after the simulation start and end after it starts');
   }
   const steps = Math.ceil((workout.endMs - simulation.startAt) / STEP_MS);
-  const totalCapacity = simulation.capacity.liverG + simulation.capacity.muscleG;
   const durationMin = (workout.endMs - workout.startMs) / 60_000;
   return {
     workout,
     earliestMs: Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt),
     durationMin,
-    totalCapacity,
+    capacity: simulation.capacity,
     isLong: durationMin > DURING_ADVICE_AFTER_MIN,
     lastRung: durationMin > HIGH_RATE_FROM_MIN ? DURING_RATE_LADDER.length - 1 : 2,
     evaluate: (advice) => {
@@ -231,22 +290,37 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
       const assessment = assessWorkoutFuel(run, simulation, workout);
       return {
         assessment,
-        storedAtStart: (assessment.startPercent / 100) * totalCapacity,
-        storedAtMin: (assessment.minPercent / 100) * totalCapacity,
+        muscleAtStart: assessment.start.muscleG,
+        storedAtLowest: assessment.lowest.liverG + assessment.lowest.muscleG,
       };
     },
   };
 }
 
-/** Grams of glycogen between `percent` and `targetPercent` of the capacity. */
-function gramsShort(targetPercent: number, percent: number, totalCapacity: number): number {
-  return ((targetPercent - percent) / 100) * totalCapacity;
+/** Muscle at the start as a percent of M_max. */
+function muscleStartPercent(assessment: WorkoutFuelAssessment, capacity: GlycogenCapacity): number {
+  return (100 * assessment.start.muscleG) / capacity.muscleG;
+}
+
+/** Grams to eat at rest to bring muscle from `muscleG` to `targetPercent` of M_max: it stores 70 % of uptake. */
+function gramsForMuscle(targetPercent: number, muscleG: number, capacity: GlycogenCapacity): number {
+  return Math.max(0, ((targetPercent / 100) * capacity.muscleG - muscleG) / (1 - STORAGE_LIVER_SHARE));
+}
+
+/** Grams to eat at rest to lift the store that runs short during the workout back to its limit. */
+function gramsForShortStore(assessment: WorkoutFuelAssessment, capacity: GlycogenCapacity): number {
+  const liverShort = Math.max(0, LIVER_RISK_G - assessment.lowest.liverG) / STORAGE_LIVER_SHARE;
+  const muscleShort =
+    assessment.limitingStore === 'muscle'
+      ? Math.max(0, muscleFloorG(capacity) - assessment.lowest.muscleG) / (1 - STORAGE_LIVER_SHARE)
+      : 0;
+  return Math.max(liverShort, muscleShort);
 }
 
 /** Where the search stands: the candidate to try, the last before-grams tried, and why a lever ran out. */
 interface SearchState {
   candidate: Candidate;
-  previous: { beforeG: number; storedAtStart: number; storedAtMin: number } | null;
+  previous: { beforeG: number; muscleAtStart: number; storedAtLowest: number } | null;
   // Set once a lever is exhausted; the advice is then the best effort.
   startReason: string | null;
   minimumReason: string | null;
@@ -254,7 +328,7 @@ interface SearchState {
 
 /**
  * The candidate to try after one that is not `ready`, or null when no lever
- * is left (a reason is then set) or the minimum is already met.
+ * is left (a reason is then set) or no store runs short during the workout.
  */
 function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluation): Candidate | null {
   const { candidate, previous } = state;
@@ -262,39 +336,54 @@ function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluatio
   // Has the last rise in before-grams stopped paying off (the uptake cap is full)?
   const added = previous === null ? 0 : candidate.beforeG - previous.beforeG;
   const exhausted = candidate.beforeG >= BEFORE_MAX_G || search.earliestMs >= search.workout.startMs;
-  const gainAtStart = result.storedAtStart - (previous?.storedAtStart ?? 0);
-  const gainAtMinimum = result.storedAtMin - (previous?.storedAtMin ?? 0);
+  const gainAtStart = result.muscleAtStart - (previous?.muscleAtStart ?? 0);
+  const gainAtLowest = result.storedAtLowest - (previous?.storedAtLowest ?? 0);
   const remember = {
     beforeG: candidate.beforeG,
-    storedAtStart: result.storedAtStart,
-    storedAtMin: result.storedAtMin,
+    muscleAtStart: result.muscleAtStart,
+    storedAtLowest: result.storedAtLowest,
   };
 
-  if (outcome.startPercent < READY_START_PERCENT && state.startReason === null) {
+  const startPercent = muscleStartPercent(outcome, search.capacity);
+  if (startPercent < READY_MUSCLE_START_PERCENT && state.startReason === null) {
     if (!exhausted && !(added > 0 && gainAtStart < SATURATION_GAIN_RATIO * added)) {
       state.previous = remember;
-      const missing = gramsShort(READY_START_PERCENT, outcome.startPercent, search.totalCapacity);
+      const missing = gramsForMuscle(READY_MUSCLE_START_PERCENT, outcome.start.muscleG, search.capacity);
       return { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
     }
     state.startReason =
       search.earliestMs >= search.workout.startMs
-        ? 'There is no time left before the start to top up glycogen to 70 %.'
-        : 'Glycogen cannot reach 70 % by the start: the gut passes at most 90 g of carbohydrate an hour, and the 90 minutes before the start are not enough; a carbohydrate-rich meal 3–4 hours earlier would be.';
+        ? `There is no time left before the start to top up muscle glycogen to ${READY_MUSCLE_START_PERCENT} %.`
+        : `Muscle glycogen cannot reach ${READY_MUSCLE_START_PERCENT} % by the start: the gut passes at most 90 g of carbohydrate an hour, and the 90 minutes before the start are not enough; a carbohydrate-rich meal 3–4 hours earlier would be.`;
   }
-  if (outcome.minPercent >= MINIMUM_DURING_PERCENT) return null;
-  if (search.isLong && candidate.rung < search.lastRung) return { ...candidate, rung: candidate.rung + 1 };
-  // The minimum is still below 20 % at the highest during rate (or the
-  // workout is too short for during advice): more before the start is the
-  // only lever left.
-  if (exhausted || (added > 0 && gainAtMinimum < SATURATION_GAIN_RATIO * added)) {
-    state.minimumReason = search.isLong
-      ? `The workout drains glycogen below 20 % even with up to ${DURING_RATE_LADDER[search.lastRung]?.[1] ?? 90} g/h during it; shorten it or lower its intensity.`
-      : 'The workout drains glycogen below 20 % even with the most that can be absorbed before it; shorten it or lower its intensity.';
+  const liverShort = outcome.lowest.liverG < LIVER_RISK_G;
+  const muscleShort = outcome.lowest.muscleG <= muscleFloorG(search.capacity) + FLOOR_TOLERANCE_G;
+  if (!liverShort && !muscleShort) return null;
+  // Food during the workout replaces the liver's output first and spares muscle in part: the next lever.
+  if (search.isLong && candidate.rung < search.lastRung) {
+    return { ...candidate, rung: candidate.rung + 1 };
+  }
+  // Still short at the highest during rate (or the workout is too short for
+  // during advice, or it is muscle that runs short): more before the start is
+  // the only lever left.
+  if (exhausted || (added > 0 && gainAtLowest < SATURATION_GAIN_RATIO * added)) {
+    state.minimumReason = shortfallOf(search, outcome);
     return null;
   }
   state.previous = remember;
-  const missing = gramsShort(MINIMUM_DURING_PERCENT, outcome.minPercent, search.totalCapacity);
-  return { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
+  return { ...candidate, beforeG: moreBefore(candidate.beforeG, gramsForShortStore(outcome, search.capacity)) };
+}
+
+/** Why the store that runs short cannot be kept above its limit. */
+function shortfallOf(search: FuelSearch, outcome: WorkoutFuelAssessment): string {
+  if (outcome.lowest.liverG < LIVER_RISK_G) {
+    return search.isLong
+      ? `The liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with up to ${DURING_RATE_LADDER[search.lastRung]?.[1] ?? 90} g/h during the workout; shorten it or lower its intensity.`
+      : `The liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with the most that can be absorbed before the workout; shorten it or lower its intensity.`;
+  }
+  return search.isLong
+    ? `Muscle glycogen runs down to its floor during the workout even with the most that can be absorbed before it and up to ${DURING_RATE_LADDER[search.lastRung]?.[1] ?? 90} g/h during it (food during a workout spares muscle only in part); shorten it or lower its intensity, or eat more carbohydrate the day before.`
+    : 'Muscle glycogen runs down to its floor during the workout even with the most that can be absorbed before it; shorten it or lower its intensity, or eat more carbohydrate the day before.';
 }
 
 interface SearchResult {
@@ -306,9 +395,9 @@ interface SearchResult {
 
 /** Candidates in the search order (top of this file) until one is `ready` or none is left. */
 function searchAdvice(search: FuelSearch, base: WorkoutFuelAssessment): SearchResult {
-  const startShortfall = gramsShort(READY_START_PERCENT, base.startPercent, search.totalCapacity);
+  const startShortfall = gramsForMuscle(READY_MUSCLE_START_PERCENT, base.start.muscleG, search.capacity);
   const state: SearchState = {
-    candidate: { beforeG: Math.min(BEFORE_MAX_G, roundUp(Math.max(0, startShortfall))), rung: -1 },
+    candidate: { beforeG: Math.min(BEFORE_MAX_G, roundUp(startShortfall)), rung: -1 },
     previous: null,
     startReason: null,
     minimumReason: null,
@@ -317,7 +406,8 @@ function searchAdvice(search: FuelSearch, base: WorkoutFuelAssessment): SearchRe
     workout: search.workout,
     earliestMs: search.earliestMs,
     durationMin: search.durationMin,
-    fromPercent: base.startPercent,
+    fromMusclePercent: muscleStartPercent(base, search.capacity),
+    limitingStore: base.limitingStore,
   };
   let advice: FuelAdviceItem[] = [];
   let outcome = base;
@@ -368,7 +458,10 @@ interface AdviceContext {
   readonly workout: WorkoutWindow;
   readonly earliestMs: number;
   readonly durationMin: number;
-  readonly fromPercent: number;
+  /** Muscle at the start as logged, percent of M_max. */
+  readonly fromMusclePercent: number;
+  /** The store that limits the workout as logged. */
+  readonly limitingStore: FuelLimitingStore | null;
 }
 
 function adviceFor(candidate: Candidate, context: AdviceContext): FuelAdviceItem[] {
@@ -400,9 +493,11 @@ function beforeItems(totalG: number, context: AdviceContext): FuelAdviceItem[] {
       `${carbsG} g of fast carbohydrate (white bread, rice cakes, banana) ` +
       `${Math.round((context.workout.startMs - atMs) / 60_000)} min before the start` +
       (items.length > 1 ? `, one of ${items.length} items (${totalAdvised} g in all),` : '') +
-      (context.fromPercent < READY_START_PERCENT
-        ? ` to bring glycogen from ${context.fromPercent.toFixed(1)} % to at least ${READY_START_PERCENT} % by the start.`
-        : ` to start with fuller stores, so glycogen stays at or above ${MINIMUM_DURING_PERCENT} % during the workout.`),
+      (context.fromMusclePercent < READY_MUSCLE_START_PERCENT
+        ? ` to bring muscle glycogen from ${context.fromMusclePercent.toFixed(1)} % to at least ${READY_MUSCLE_START_PERCENT} % by the start.`
+        : context.limitingStore === 'muscle'
+          ? ' to start with fuller muscle glycogen, so it lasts the workout.'
+          : ` to start with a fuller liver, so it stays at or above ${LIVER_RISK_G} g during the workout.`),
   }));
 }
 
@@ -430,7 +525,7 @@ function duringItems(rung: number, context: AdviceContext): FuelAdviceItem[] {
       absorptionType: 'RAPID',
       reason:
         `${carbsG} g of rapid carbohydrate (gel, sports drink) at minute ${minute}, ` +
-        `${ratePerHour} g/h, to keep glycogen at or above ${MINIMUM_DURING_PERCENT} % during the workout.`,
+        `${ratePerHour} g/h, to keep the liver at or above ${LIVER_RISK_G} g (blood glucose) during the workout.`,
     });
   }
   return items;

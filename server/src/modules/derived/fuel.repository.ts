@@ -124,12 +124,14 @@ export interface StoredFuelDay {
   /** `[end of step (epoch ms), liver, muscle, gut]` per step. */
   readonly points: [number, number, number, number][];
   readonly assumptions: string[];
+  /** A recorded workout on the day is more than the logged food can fuel. */
+  readonly incompleteLog: boolean;
 }
 
 export async function findFuelDay(db: DbOrTrx, userId: string, date: string): Promise<StoredFuelDay | undefined> {
   return db
     .selectFrom('fuelDays')
-    .select(['date', 'startState', 'endState', 'points', 'assumptions'])
+    .select(['date', 'startState', 'endState', 'points', 'assumptions', 'incompleteLog'])
     .where('userId', '=', userId)
     .where('date', '=', date)
     .executeTakeFirst() as Promise<StoredFuelDay | undefined>;
@@ -138,7 +140,7 @@ export async function findFuelDay(db: DbOrTrx, userId: string, date: string): Pr
 export async function listFuelDays(db: DbOrTrx, userId: string, from: string, to: string): Promise<StoredFuelDay[]> {
   return db
     .selectFrom('fuelDays')
-    .select(['date', 'startState', 'endState', 'points', 'assumptions'])
+    .select(['date', 'startState', 'endState', 'points', 'assumptions', 'incompleteLog'])
     .where('userId', '=', userId)
     .where('date', '>=', from)
     .where('date', '<=', to)
@@ -165,6 +167,7 @@ export async function replaceFuelDaysFrom(
           endState: JSON.stringify(day.endState),
           points: JSON.stringify(day.points),
           assumptions: JSON.stringify(day.assumptions),
+          incompleteLog: day.incompleteLog,
         })),
       )
       .execute();

@@ -17,7 +17,13 @@ import { findModelProfile } from './analytics.repository.ts';
 import { stressOfWorkoutRow } from './training-load.model.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { findPlannedWorkout, listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
-import { defaultFtpWatts, exerciseFromBlocks, plannedWorkoutIntensity, type ExerciseInput } from './exercise.ts';
+import {
+  defaultFtpWatts,
+  exerciseCarbohydrateG,
+  exerciseFromBlocks,
+  plannedWorkoutIntensity,
+  type ExerciseInput,
+} from './exercise.ts';
 import { planWorkoutFuel } from './fuel-plan.ts';
 import {
   findFirstFuelDataDate,
@@ -30,15 +36,18 @@ import {
   listRecordedWorkoutsBetween,
   replaceFuelDaysFrom,
   type FuelMealRow,
+  type RecordedWorkoutRow,
   type StoredFuelDay,
 } from './fuel.repository.ts';
-import { DEFAULT_BODY_MASS_KG, RESTING_DEMAND_PER_STEP_G, STEP_MS } from './glycogen.constants.ts';
+import { DEFAULT_BODY_MASS_KG, STEP_MS } from './glycogen.constants.ts';
 import {
   capacityFor,
+  clampToCapacity,
   initialState,
   percentOf,
   simulateGlycogen,
   type GlycogenCapacity,
+  type GlycogenSimulationInput,
   type GlycogenState,
   type MealInput,
 } from './glycogen.model.ts';
@@ -136,15 +145,25 @@ function medianStart(times: readonly string[]): string {
   return sorted[Math.floor((sorted.length - 1) / 2)] ?? DEFAULT_START_TIME;
 }
 
+interface RecordedWorkout {
+  readonly id: string;
+  readonly title: string | null;
+  /** The athlete's local date of its start. */
+  readonly date: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly exercise: ExerciseInput;
+}
+
 interface FuelWindowInputs {
+  /** Logged items: what the timeline lists. */
   readonly meals: readonly (MealInput & { readonly name: string })[];
-  readonly recorded: readonly {
-    id: string;
-    title: string | null;
-    startMs: number;
-    endMs: number;
-    exercise: ExerciseInput;
-  }[];
+  /**
+   * Logged items and, on past days without food logged, the assumed recovery
+   * intake after each recorded workout: what the model eats.
+   */
+  readonly modelMeals: readonly MealInput[];
+  readonly recorded: readonly RecordedWorkout[];
   readonly planned: readonly PlacedPlannedWorkout[];
   readonly loggedFoodDates: ReadonlySet<string>;
   readonly assumptions: string[];
@@ -169,38 +188,82 @@ async function loadInputs(
       after: undefined,
       limit: 1000,
     }),
-    listLoggedFoodDates(db, userId, range.from, range.to),
+    // The day before too: a workout late on it may still be refilling the first day.
+    listLoggedFoodDates(db, userId, addDays(range.from, -1), range.to),
     listRecentStartTimes(db, userId, athlete.timeZone, range.now.getTime() - RECENT_STARTS_DAYS * 86_400_000),
   ]);
   const defaultStart = medianStart(recentStarts);
+  const loggedFoodDates = new Set(loggedDates);
+  const meals = mealRows.map((meal: FuelMealRow) => ({
+    name: meal.name,
+    atMs: meal.loggedAt.getTime(),
+    carbsG: meal.carbs,
+    absorptionType: meal.absorptionType,
+  }));
+  const recorded = workoutRows.map((workout) => recordedWorkoutOf(workout, athlete));
   return {
-    meals: mealRows.map((meal: FuelMealRow) => ({
-      name: meal.name,
-      atMs: meal.loggedAt.getTime(),
-      carbsG: meal.carbs,
-      absorptionType: meal.absorptionType,
-    })),
-    recorded: workoutRows.map((workout) => {
-      const stress = stressOfWorkoutRow(workout, {
-        ftp: athlete.ftpWatts,
-        restingHr: athlete.restingHr,
-        thresholdHr: athlete.thresholdHr,
-      });
-      const startMs = workout.startTime.getTime();
-      const endMs = startMs + (workout.elapsedSecs ?? workout.movingSecs ?? 0) * 1000;
-      const intensityFactor = stress?.intensityFactor ?? 0;
-      return {
-        id: workout.id,
-        title: workout.name,
-        startMs,
-        endMs,
-        exercise: { startMs, endMs, intensityFactor, ftpWatts: athlete.ftpWatts },
-      };
-    }),
+    meals,
+    modelMeals: [...meals, ...assumedRecoveryMeals(recorded, loggedFoodDates, range.today)],
+    recorded,
     planned: plannedRows.flatMap((row) => placePlanned(row, athlete, defaultStart, assumptions) ?? []),
-    loggedFoodDates: new Set(loggedDates),
+    loggedFoodDates,
     assumptions,
   };
+}
+
+/**
+ * A recorded workout as the model takes it (docs/science.md §3, exercise
+ * demand): over its elapsed time, moving for moving / elapsed of it; the
+ * energy from its work (average power over the moving time) when the file has
+ * power, else from IF × FTP; the carbohydrate share from its IF (NP / FTP,
+ * else heart rate, else the sport).
+ */
+function recordedWorkoutOf(workout: RecordedWorkoutRow, athlete: Athlete): RecordedWorkout {
+  const stress = stressOfWorkoutRow(workout, {
+    ftp: athlete.ftpWatts,
+    restingHr: athlete.restingHr,
+    thresholdHr: athlete.thresholdHr,
+  });
+  const startMs = workout.startTime.getTime();
+  const elapsedSecs = workout.elapsedSecs ?? workout.movingSecs ?? 0;
+  const movingSecs = workout.movingSecs ?? elapsedSecs;
+  const endMs = startMs + elapsedSecs * 1000;
+  const intensityFactor = stress?.intensityFactor ?? 0;
+  const watts = workout.avgPower ?? intensityFactor * athlete.ftpWatts;
+  const movingFraction = elapsedSecs > 0 ? Math.min(1, movingSecs / elapsedSecs) : 1;
+  return {
+    id: workout.id,
+    title: workout.name,
+    date: localDateOf(workout.startTime, athlete.timeZone),
+    startMs,
+    endMs,
+    exercise: { startMs, endMs, intensityFactor, watts, movingFraction },
+  };
+}
+
+/**
+ * On a past day without food logged, the athlete ate but did not log: an
+ * assumed BALANCED intake equal to each recorded workout's carbohydrate use,
+ * eaten at its end, so the day shows the ride's drain and refill
+ * (docs/science.md §3, days without food logs).
+ */
+function assumedRecoveryMeals(
+  recorded: readonly RecordedWorkout[],
+  loggedFoodDates: ReadonlySet<string>,
+  today: string,
+): MealInput[] {
+  return recorded
+    .filter((workout) => workout.date < today && !loggedFoodDates.has(workout.date))
+    .map((workout) => {
+      const { watts, intensityFactor, movingFraction } = workout.exercise;
+      const minutes = ((workout.endMs - workout.startMs) / 60_000) * movingFraction;
+      return {
+        atMs: workout.endMs,
+        carbsG: exerciseCarbohydrateG(watts, intensityFactor, minutes),
+        absorptionType: 'BALANCED' as const,
+      };
+    })
+    .filter((meal) => meal.carbsG > 0);
 }
 
 function exerciseOf(inputs: FuelWindowInputs): ExerciseInput[] {
@@ -209,7 +272,12 @@ function exerciseOf(inputs: FuelWindowInputs): ExerciseInput[] {
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
-/** One day of the chain: simulated, or (a past day without food logged) taken as balanced. */
+/**
+ * One day of the chain. A past day without food logged is balanced
+ * (docs/science.md §3): no resting use (unlogged food covered it), its
+ * workouts drain as recorded and the assumed recovery intake refills. A day
+ * with a recorded workout the stores cannot fuel is marked incomplete.
+ */
 function simulateDay(
   date: string,
   start: GlycogenState,
@@ -219,31 +287,36 @@ function simulateDay(
 ): StoredFuelDay {
   const dayStart = localMidnightMs(date, athlete.timeZone);
   const steps = Math.round((localMidnightMs(addDays(date, 1), athlete.timeZone) - dayStart) / STEP_MS);
-  if (date < today && !inputs.loggedFoodDates.has(date)) {
-    // docs/science.md §3: a past day with no food logged is taken as balanced: it ends where it started.
-    const points = Array.from({ length: steps }, (_, index): [number, number, number, number] => [
-      dayStart + (index + 1) * STEP_MS,
-      round2(start.liverG),
-      round2(start.muscleG),
-      round2(start.gutG),
-    ]);
-    return {
-      date,
-      startState: start,
-      endState: start,
-      points,
-      assumptions: [`${date}: no food logged, taken as balanced (the day ends where it started).`],
-    };
-  }
+  const balanced = date < today && !inputs.loggedFoodDates.has(date);
   const simulation = simulateGlycogen({
     capacity: athlete.capacity,
     start,
     startAt: dayStart,
     steps,
-    meals: inputs.meals,
+    meals: inputs.modelMeals,
     exercise: exerciseOf(inputs),
-    restingPerStepG: RESTING_DEMAND_PER_STEP_G,
+    restingUse: !balanced,
   });
+  const dayEnd = dayStart + steps * STEP_MS;
+  const unfuelled = inputs.recorded.filter(
+    (workout) =>
+      workout.startMs < dayEnd &&
+      workout.endMs > dayStart &&
+      simulation.points.some(
+        (point) => point.deficitG > 0 && point.atMs > workout.startMs && point.atMs - STEP_MS < workout.endMs,
+      ),
+  );
+  const assumptions: string[] = [];
+  if (balanced) {
+    assumptions.push(
+      `${date}: no food logged, taken as balanced (resting use covered; recorded workouts drain and are refilled after).`,
+    );
+  }
+  for (const workout of unfuelled) {
+    assumptions.push(
+      `${date}: the recorded workout "${workout.title ?? 'untitled'}" needs more carbohydrate than the log shows: the log is incomplete, and the stores are held at their floors.`,
+    );
+  }
   return {
     date,
     startState: start,
@@ -254,7 +327,8 @@ function simulateDay(
       round2(point.muscleG),
       round2(point.gutG),
     ]),
-    assumptions: [],
+    assumptions,
+    incompleteLog: unfuelled.length > 0,
   };
 }
 
@@ -277,7 +351,8 @@ export async function recomputeFuel(trx: DbOrTrx, userId: string, fromDate: stri
 
   const inputs = await loadInputs(trx, userId, athlete, { from, to, today, now });
   const days: StoredFuelDay[] = [];
-  let state: GlycogenState = previous?.endState ?? initialState(athlete.capacity);
+  // A capacity change (a new weight) applies at once: nothing is carried above the new ceiling.
+  let state = clampToCapacity(previous?.endState ?? initialState(athlete.capacity), athlete.capacity);
   for (let date = from; date <= to; date = addDays(date, 1)) {
     const day = simulateDay(date, state, athlete, inputs, today);
     days.push(day);
@@ -314,14 +389,19 @@ export async function getFuelTimeline(
     capacity: { liverG: athlete.capacity.liverG, muscleG: athlete.capacity.muscleG },
     points: stored.flatMap((day) => {
       const at = dayFormatter(day, athlete.timeZone);
-      return day.points.map(([atMs, liverG, muscleG, gutG]) => ({
-        at: at(atMs),
-        liverG,
-        muscleG,
-        gutG,
-        totalG: round2(liverG + muscleG),
-        percent: round2(((liverG + muscleG) / total) * 100),
-      }));
+      // A capacity change applies at once: days stored under a larger one are shown within the new ceilings.
+      return day.points.map(([atMs, storedLiverG, storedMuscleG, gutG]) => {
+        const liverG = Math.min(storedLiverG, athlete.capacity.liverG);
+        const muscleG = Math.min(storedMuscleG, athlete.capacity.muscleG);
+        return {
+          at: at(atMs),
+          liverG,
+          muscleG,
+          gutG,
+          totalG: round2(liverG + muscleG),
+          percent: round2(((liverG + muscleG) / total) * 100),
+        };
+      });
     }),
     workouts: [
       ...inputs.recorded
@@ -351,6 +431,7 @@ export async function getFuelTimeline(
         carbsG: meal.carbsG,
         absorptionType: meal.absorptionType,
       })),
+    incompleteLogDates: stored.filter((day) => day.incompleteLog).map((day) => day.date),
     assumptions: [
       ...new Set([...athlete.assumptions, ...inputs.assumptions, ...stored.flatMap((day) => day.assumptions)]),
     ],
@@ -445,31 +526,33 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
   const row = placed.row;
   const simulation = {
     capacity: athlete.capacity,
-    start: stored?.startState ?? initialState(athlete.capacity),
+    start: clampToCapacity(stored?.startState ?? initialState(athlete.capacity), athlete.capacity),
     startAt: localMidnightMs(row.date, athlete.timeZone),
-    meals: inputs.meals,
+    meals: inputs.modelMeals,
     exercise: exerciseOf(inputs),
-    restingPerStepG: RESTING_DEMAND_PER_STEP_G,
   };
   const plan = planWorkoutFuel({
     simulation,
     workout: { startMs: placed.startMs, endMs: placed.endMs },
     notBeforeMs: now.getTime(),
   });
-  const total = athlete.capacity.liverG + athlete.capacity.muscleG;
-  const level = (percent: number, atMs: number) => ({
-    at: formatInZone(atMs, athlete.timeZone),
-    totalG: round2((percent / 100) * total),
-    percent: round2(percent),
-  });
   const startAt = Math.floor(placed.startMs / STEP_MS) * STEP_MS;
   const endAt = Math.ceil(placed.endMs / STEP_MS) * STEP_MS;
+  const levels = workoutLevels(simulation, startAt, endAt);
+  const level = (state: Pick<GlycogenState, 'liverG' | 'muscleG'>, atMs: number) => ({
+    at: formatInZone(atMs, athlete.timeZone),
+    liverG: round2(state.liverG),
+    muscleG: round2(state.muscleG),
+    totalG: round2(state.liverG + state.muscleG),
+    percent: round2(percentOf(state, athlete.capacity)),
+  });
   return {
     plannedWorkoutId: row.id,
-    start: level(plan.startPercent, startAt),
-    end: level(plan.endPercent, endAt),
-    minimum: level(plan.minPercent, lowestAt(simulation, startAt, endAt)),
+    start: level(levels.start, startAt),
+    end: level(levels.end, endAt),
+    minimum: level(levels.lowest, levels.lowest.atMs),
     status: plan.status,
+    limitingStore: plan.limitingStore,
     advice: plan.advice.map((item) => ({
       at: formatInZone(item.atMs, athlete.timeZone),
       carbsG: item.carbsG,
@@ -486,18 +569,29 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
   };
 }
 
-/** When the level is lowest between two step boundaries (the first such time), as logged. */
-function lowestAt(
-  input: Omit<Parameters<typeof simulateGlycogen>[0], 'steps'>,
+interface TimedState {
+  readonly atMs: number;
+  readonly liverG: number;
+  readonly muscleG: number;
+}
+
+/**
+ * The stores at the workout's first and last step boundaries and at its
+ * lowest combined level (the first such boundary), as logged.
+ */
+function workoutLevels(
+  input: Omit<GlycogenSimulationInput, 'steps'>,
   startAt: number,
   endAt: number,
-): number {
+): { start: TimedState; end: TimedState; lowest: TimedState } {
   const { points } = simulateGlycogen({ ...input, steps: Math.round((endAt - input.startAt) / STEP_MS) });
-  let lowest = { atMs: startAt, level: Number.POSITIVE_INFINITY };
-  for (const point of points) {
-    if (point.atMs < startAt) continue;
-    const level = percentOf(point, input.capacity);
-    if (level < lowest.level) lowest = { atMs: point.atMs, level };
+  const boundaries: TimedState[] = [{ atMs: input.startAt, ...input.start }, ...points].filter(
+    (point) => point.atMs >= startAt,
+  );
+  const start = boundaries[0] as TimedState;
+  let lowest = start;
+  for (const point of boundaries) {
+    if (percentOf(point, input.capacity) < percentOf(lowest, input.capacity)) lowest = point;
   }
-  return lowest.atMs;
+  return { start, end: boundaries.at(-1) as TimedState, lowest };
 }

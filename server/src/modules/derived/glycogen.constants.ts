@@ -61,16 +61,44 @@ export const STEPS_PER_HOUR = 60 / STEP_MINUTES;
  */
 export const UPTAKE_CAP_PER_STEP_G = 22.5;
 
-// ---------------------------------------------------------------- resting demand
+// ---------------------------------------------------------------- floors
 
 /**
- * Net liver glycogen used per step at rest: 1.0 g, that is 4 g/h. Resting
- * glucose turnover is about 0.11 g/kg/h (Taylor et al. 1996, J Clin Invest
- * 97:126) and about half of it is met by gluconeogenesis in the fasted state
- * (Rothman et al. 1991, Science 254:573), which leaves roughly 4 g/h of liver
- * glycogen at 70 kg.
+ * Lowest muscle glycogen, as a fraction of M_max: 25 %, 105 g at 70 kg.
+ * Working muscle at exhaustion after prolonged hard cycling still holds some
+ * glycogen (Hermansen, Hultman & Saltin 1967, Acta Physiol Scand 71:129), and
+ * the model's muscle store is the whole body's: the muscles that do not work
+ * (about half the muscle mass in cycling) keep theirs and cannot pass it on.
+ * Exercise demand muscle cannot meet above it is a deficit.
  */
-export const RESTING_DEMAND_PER_STEP_G = 1.0;
+export const MUSCLE_FLOOR_FRACTION = 0.25;
+
+// ---------------------------------------------------------------- resting use
+
+/**
+ * Fed-state resting carbohydrate use per step: 2.5 g, that is 10 g/h. The
+ * brain alone uses about 120 g of glucose a day, 5 g/h (Cahill 2006, Annu Rev
+ * Nutr 26:1); whole-body glucose production after an overnight fast is about
+ * 2 mg/kg/min, 8.4 g/h at 70 kg (Wahren & Ekberg 2007, Annu Rev Nutr 27:329),
+ * and use rises after a meal; 10 g/h is the middle of the 8–12 g/h these
+ * give. Not scaled by body mass: the brain's share does not grow with it.
+ * Absorbed carbohydrate covers it first; only the rest is stored.
+ */
+export const RESTING_USE_PER_STEP_G = 2.5;
+
+/**
+ * Most net liver glycogen given per resting step towards the resting use
+ * uptake leaves uncovered: 1.125 g, 4.5 g/h; gluconeogenesis and the lower
+ * fasted glucose use account for the rest. Liver glycogen falls by about half
+ * overnight (Nilsson & Hultman 1973, Scand J Clin Lab Invest 32:325); net
+ * hepatic glycogenolysis over the first 22 h of a fast averages about
+ * 4.3 µmol/kg/min, 3.3 g/h at 70 kg, with gluconeogenesis about 60 % of glucose
+ * production (Rothman et al. 1991, Science 254:573); after a mixed meal the
+ * liver's glycogen is back to its pre-meal level within about 10 h (Taylor et
+ * al. 1996, J Clin Invest 97:126). 4.5 g/h takes a full liver to 55 g over a
+ * 10-hour night (−45 %).
+ */
+export const RESTING_LIVER_OUTPUT_PER_STEP_G = 1.125;
 
 // ---------------------------------------------------------------- absorption
 
@@ -182,29 +210,46 @@ export const HEART_RATE_ZONE_INTENSITY_FACTORS: Readonly<Record<1 | 2 | 3 | 4 | 
 export const STORAGE_LIVER_SHARE = 0.3;
 
 /**
- * Share of uncovered exercise demand drawn from the liver; the rest comes
- * from muscle. At moderate and high intensity the working muscles' own
- * glycogen supplies most of the carbohydrate oxidised and blood glucose,
- * which the liver replenishes, the smaller part (Romijn et al. 1993, Am J
- * Physiol 265:E380); 75/25 is the model's round split.
+ * Share of exercise carbohydrate that is blood glucose from the liver; the
+ * rest is the working muscles' own glycogen. At moderate and high intensity
+ * muscle glycogen supplies most of the carbohydrate oxidised and plasma
+ * glucose the smaller part (Romijn et al. 1993, Am J Physiol 265:E380); 75/25
+ * is the model's round split. Carbohydrate absorbed during exercise replaces
+ * the liver's part first (Jeukendrup et al. 1999, Am J Physiol 276:E672:
+ * ingested glucose can suppress the liver's output completely; Coyle et al.
+ * 1986, J Appl Physiol 61:165: feeding keeps blood glucose up while muscle
+ * glycogen use is unchanged). A liver that runs out is the bonk: its share is
+ * never moved to muscle.
  */
 export const EXERCISE_LIVER_SHARE = 0.25;
+
+/**
+ * Share of the carbohydrate absorbed during exercise beyond the liver's part
+ * that spares muscle glycogen; the rest is oxidised in place of fat. Studies
+ * disagree on muscle sparing in cycling: none measurable in Coyle et al. 1986
+ * (J Appl Physiol 61:165), 38–57 % less use in type I and II fibres in the
+ * first hour with 0.7 g/kg/h of glucose in Stellingwerff et al. 2007 (Pflügers
+ * Arch 454:635). 0.5 is the model's middle: food spares the liver first and
+ * muscle only in part, never 1:1.
+ */
+export const EXERCISE_MUSCLE_SPARING_SHARE = 0.5;
 
 // ---------------------------------------------------------------- fuel status
 
 /**
- * Percent of total capacity ((L + M) / (L_max + M_max)) at which a planned
- * workout starts fully fuelled. Model threshold: above it glycogen is not what
- * limits a typical session.
+ * Liver glycogen, grams, below which a planned workout is at risk: blood
+ * glucose depends on the liver, and cyclists fatigue when it runs out and
+ * blood glucose falls (Coyle et al. 1986, J Appl Physiol 61:165). 20 g, a fifth
+ * of L_max, is the model's margin above empty.
  */
-export const READY_START_PERCENT = 70;
-
-/** Below this percent at the start, a planned workout is at risk even before it drains anything. */
-export const AT_RISK_START_PERCENT = 50;
+export const LIVER_RISK_G = 20;
 
 /**
- * Lowest acceptable percent during a planned workout. Near-empty muscle
- * glycogen is where endurance performance collapses ("bonking"); 20 % keeps a
- * margin above it for the model's uncertainty.
+ * Muscle glycogen at the start, percent of M_max, from which a planned
+ * workout is fully fuelled. Model threshold: above it muscle glycogen is not
+ * what limits a typical session.
  */
-export const MINIMUM_DURING_PERCENT = 20;
+export const READY_MUSCLE_START_PERCENT = 70;
+
+/** Below this percent of M_max at the start, a planned workout is at risk even before it drains anything. */
+export const AT_RISK_MUSCLE_START_PERCENT = 50;

@@ -2,20 +2,23 @@
  * # The glycogen model
  *
  * A deterministic bookkeeping of an athlete's carbohydrate stores in steps of
- * 15 minutes. Pure functions only: no database, no clock, no I/O. Every
- * number the athlete sees can be recomputed from the inputs below and the
- * constants in glycogen.constants.ts, where each value is given with its
- * source.
+ * 15 minutes (docs/science.md §3). Pure functions only: no database, no
+ * clock, no I/O. Every number the athlete sees can be recomputed from the
+ * inputs below and the constants in glycogen.constants.ts, where each value
+ * is given with its source.
  *
  * ## State
  * Three pools, in grams:
- * - liver glycogen L, at most 100 g (a fed liver holds about 90–160 g;
+ * - liver glycogen L, 0 to 100 g (a fed liver holds about 90–160 g;
  *   Gonzalez et al. 2016, Am J Physiol Endocrinol Metab 311:E543);
- * - muscle glycogen M, at most 6 g per kg of body mass (muscle carries most
- *   of the body's 300–700 g; Areta & Hopkins 2018, Sports Med 48:2091), with
- *   70 kg assumed when no weight is known;
+ * - muscle glycogen M, from a floor of 25 % to 6 g per kg of body mass
+ *   (muscle carries most of the body's 300–700 g; Areta & Hopkins 2018,
+ *   Sports Med 48:2091; the floor is what the muscles keep, see
+ *   MUSCLE_FLOOR_FRACTION), with 70 kg assumed when no weight is known;
  * - the gut pool G: carbohydrate eaten and already released from the food,
  *   not yet taken up into the blood.
+ * Liver and muscle are kept apart because only the liver feeds blood glucose:
+ * an empty liver during exercise is the bonk, whatever muscle holds.
  * A user's chain starts at 80 % of each ceiling with an empty gut
  * (`initialState`), a week before the first day asked for, and runs forward.
  *
@@ -30,31 +33,36 @@
  * back stays in G for later steps, it is neither lost nor counted twice.
  *
  * ## Demand
- * - At rest, 1.0 g per step (4 g/h) of net liver glycogen: resting glucose use
- *   of about 0.11 g/kg/h (Taylor et al. 1996, J Clin Invest 97:126), about
- *   half of which gluconeogenesis meets when fasted (Rothman et al. 1991,
- *   Science 254:573).
- * - During exercise, from power: W = IF × FTP, metabolic kcal/h = 3.6 × W
- *   (about 24 % gross efficiency), of which a share f(IF) is carbohydrate,
- *   rising with intensity (Romijn et al. 1993, Am J Physiol 265:E380; van
- *   Loon et al. 2001, J Physiol 536:295); grams/h = kcal/h × f / 4. Resting
- *   demand is not added on top while exercising, because the power-based
- *   figure already counts the whole body's energy (exercise.ts).
+ * - At rest, a fed-state use of 2.5 g per step (10 g/h), covered by uptake
+ *   first; what uptake leaves, the liver gives up to 1.125 g per step
+ *   (4.5 g/h), and gluconeogenesis with the lower fasted use the rest
+ *   (constants' sources in glycogen.constants.ts). Muscle does not drain at
+ *   rest.
+ * - During exercise, from the mechanical work: kcal = kJ of work (about 24 %
+ *   gross efficiency), a share f(IF) of it carbohydrate, rising with
+ *   intensity (Romijn et al. 1993, Am J Physiol 265:E380; van Loon et al.
+ *   2001, J Physiol 536:295); grams = kcal × f / 4. A recorded workout's
+ *   stopped time (1 − moving fraction) counts as rest (exercise.ts).
  *
  * ## One step, in this order
+ * ρ is the step's resting fraction: the minutes no workout covers, plus the
+ * stopped share of the minutes one covers, over 15.
  * 1. Add the step's release to G; uptake U = min(G, 22.5); G −= U.
- * 2. Demand D = exercise demand, plus resting demand for the part of the
- *    step no workout covers.
- * 3. U covers D first.
- * 4. Uncovered exercise demand comes 75 % from M and 25 % from L; when one
- *    store is empty its share comes from the other; when both are empty the
- *    rest is `deficitG` (a bonk) and both stay at 0. Uncovered resting
- *    demand comes from L only, since muscle glycogen cannot feed blood
- *    glucose; when L is empty gluconeogenesis supplies it, reported as
- *    `gluconeogenesisG` and not as a deficit.
- * 5. Uptake left over after D is stored 30 % in L and 70 % in M; what one
- *    store cannot hold goes to the other; what neither can hold is
- *    `spilledG` (oxidised or converted, not stored).
+ * 2. Resting use ρ × 2.5 g from U first; the liver gives what U leaves, up
+ *    to ρ × 1.125 g and what it holds; the rest is `gluconeogenesisG`.
+ * 3. Exercise demand E: the liver's share 0.25·E from what is left of U
+ *    first, then from L, and what L lacks is the liver's deficit (the bonk,
+ *    never moved to muscle). Of the uptake still left, the part 1 − ρ
+ *    (exercise time) spares muscle by half, up to the muscle's share 0.75·E;
+ *    the rest of that share comes from M down to its floor, and what that
+ *    lacks is the muscle's deficit. Food during exercise so spares the liver
+ *    first and muscle only in part (Coyle et al. 1986, J Appl Physiol
+ *    61:165; Jeukendrup et al. 1999, Am J Physiol 276:E672; Stellingwerff et
+ *    al. 2007, Pflügers Arch 454:635).
+ * 4. Uptake left over: the part ρ is stored 30 % in L and 70 % in M, what
+ *    one store cannot hold going to the other and what neither can hold to
+ *    `spilledG`; of the part 1 − ρ, what did not spare muscle is oxidised in
+ *    place of fat, also `spilledG` (oxidised, not stored).
  * Faster post-exercise resynthesis (about 1.2 g/kg/h with ample intake;
  * Jentjens & Jeukendrup 2003, Sports Med 33:117) is not modelled beyond the
  * uptake cap, the honest limit of a model driven by what was eaten.
@@ -67,9 +75,10 @@
  *   yet in G, so over a run that ends after every item's release window
  *   Σ releasedG equals the carbohydrate eaten in the run.
  * - Cumulative release and uptake never decrease and never exceed what was
- *   eaten; uptake per step ≤ 22.5 g; 0 ≤ L ≤ L_max and 0 ≤ M ≤ M_max.
- * - More food never lowers a later L + M; a higher IF or a longer workout
- *   never raises it; the drain is continuous in IF.
+ *   eaten; uptake per step ≤ 22.5 g; 0 ≤ L ≤ L_max and M_floor ≤ M ≤ M_max
+ *   (from a start within them; a start below the floor never drains).
+ * - More food never lowers a later L, M or L + M; a higher IF or a longer
+ *   workout never raises a later L + M; the drain is continuous in IF.
  * - The order meals are given in does not change any result (they are put in
  *   a canonical order before summing, so results are bit-for-bit equal).
  * - Continuing from any step's state gives bit-for-bit the same later steps
@@ -82,23 +91,22 @@
  *   state (`start.gutG` and the stores), as the stored end of the previous
  *   day does. Callers pass such items so their tail is not lost.
  * - A workout covering part of a step demands in proportion to the minutes it
- *   covers, and resting demand applies to the uncovered minutes. (Dropping
- *   resting demand for the whole step would make a one-minute longer
- *   workout lower the drain.)
- * - In a step that is part rest and part exercise, uptake covers the resting
- *   part first (blood glucose is what the brain draws on, and otherwise only
- *   the liver can supply it), then the exercise part; the resting part is
- *   then taken from L before the exercise part is split between the stores.
- * - Overlapping exercise periods add their demands; resting demand applies
- *   only to the minutes none of them covers.
+ *   covers, and resting use applies to the uncovered minutes.
+ * - Overlapping exercise periods add their demands; resting use applies only
+ *   to the minutes none of them covers (a stopped share counts as covered by
+ *   the period's moving fraction only).
  * - `startAt` must be on the 15-minute UTC grid. Local midnight is on it in
  *   every present-day time zone (all offsets are whole quarter hours), and a
  *   common grid is what lets a stored day's end state start the next day.
  */
 import {
   EXERCISE_LIVER_SHARE,
+  EXERCISE_MUSCLE_SPARING_SHARE,
   LIVER_MAX_G,
+  MUSCLE_FLOOR_FRACTION,
   MUSCLE_MAX_G_PER_KG,
+  RESTING_LIVER_OUTPUT_PER_STEP_G,
+  RESTING_USE_PER_STEP_G,
   START_FILL_FRACTION,
   STEP_MS,
   STORAGE_LIVER_SHARE,
@@ -114,6 +122,21 @@ export type { ExerciseInput } from './exercise.ts';
 export interface GlycogenCapacity {
   readonly liverG: number;
   readonly muscleG: number;
+}
+
+/** The muscle floor for a capacity: MUSCLE_FLOOR_FRACTION of M_max. */
+export function muscleFloorG(capacity: GlycogenCapacity): number {
+  return MUSCLE_FLOOR_FRACTION * capacity.muscleG;
+}
+
+/** A state brought within a (new, smaller) capacity: a store above its ceiling is at the ceiling. */
+export function clampToCapacity(state: GlycogenState, capacity: GlycogenCapacity): GlycogenState {
+  if (state.liverG <= capacity.liverG && state.muscleG <= capacity.muscleG) return state;
+  return {
+    liverG: Math.min(state.liverG, capacity.liverG),
+    muscleG: Math.min(state.muscleG, capacity.muscleG),
+    gutG: state.gutG,
+  };
 }
 
 /** The model's state between steps, grams. */
@@ -135,8 +158,11 @@ export interface GlycogenSimulationInput {
   readonly meals: readonly MealInput[];
   /** In any order; may overlap each other and step boundaries. */
   readonly exercise: readonly ExerciseInput[];
-  /** Resting demand per full step without exercise, grams (RESTING_DEMAND_PER_STEP_G). */
-  readonly restingPerStepG: number;
+  /**
+   * Whether resting use is counted (default true). A past day without food
+   * logged is balanced: unlogged food covered its resting use (docs/science.md §3).
+   */
+  readonly restingUse?: boolean;
 }
 
 /** The state at the end of one step and what happened during it, grams. */
@@ -150,15 +176,19 @@ export interface GlycogenPoint {
   readonly releasedG: number;
   /** Taken up from the gut pool (≤ 22.5). */
   readonly uptakeG: number;
-  /** Whole demand: exercise plus resting for the minutes without exercise. */
+  /** Whole demand: exercise plus resting use for the minutes without exercise. */
   readonly demandG: number;
   /** Exercise part of `demandG`. */
   readonly exerciseG: number;
-  /** Exercise demand that neither uptake nor the stores could meet. */
+  /** Exercise demand that neither uptake nor the stores could meet: `liverDeficitG + muscleDeficitG`. */
   readonly deficitG: number;
-  /** Resting demand met by gluconeogenesis because the liver was empty. */
+  /** The liver's share of exercise demand that uptake and the liver could not meet (the bonk). */
+  readonly liverDeficitG: number;
+  /** The muscle's share of exercise demand that muscle above its floor could not meet. */
+  readonly muscleDeficitG: number;
+  /** Resting use that neither uptake nor the liver met: gluconeogenesis and the lower fasted use. */
   readonly gluconeogenesisG: number;
-  /** Uptake left after demand that neither store could hold. */
+  /** Uptake left after demand that was not stored: neither store could hold it, or it was oxidised during exercise. */
   readonly spilledG: number;
 }
 
@@ -208,6 +238,8 @@ export function simulateGlycogen(input: GlycogenSimulationInput): GlycogenSimula
   const releasedPerStep = gutReleasePerStep(input);
   const { exercisePerStep, coveredMsPerStep } = exercisePerStepG(input);
 
+  const restingUse = input.restingUse ?? true;
+  const muscleFloor = muscleFloorG(capacity);
   let liver = input.start.liverG;
   let muscle = input.start.muscleG;
   let gut = input.start.gutG;
@@ -230,31 +262,38 @@ export function simulateGlycogen(input: GlycogenSimulationInput): GlycogenSimula
     const uptakeG = Math.min(gut, UPTAKE_CAP_PER_STEP_G);
     gut -= uptakeG;
 
-    // 2. Demand: exercise, and resting demand for the minutes no workout covers.
-    const exerciseG = exercisePerStep[k] as number;
-    const restingG = (input.restingPerStepG * (STEP_MS - (coveredMsPerStep[k] as number))) / STEP_MS;
-    const demandG = exerciseG + restingG;
-
-    // 3. Uptake covers demand first: the resting part, then the exercise part.
+    // 2. Resting use for the resting fraction ρ: from uptake, then the liver up to its output, then gluconeogenesis.
+    const restFraction = 1 - (coveredMsPerStep[k] as number) / STEP_MS;
+    const restingG = restingUse ? RESTING_USE_PER_STEP_G * restFraction : 0;
     const restingFromUptake = Math.min(uptakeG, restingG);
-    const exerciseFromUptake = Math.min(uptakeG - restingFromUptake, exerciseG);
-    const leftover = uptakeG - restingFromUptake - exerciseFromUptake;
-
-    // 4a. Uncovered resting demand from the liver only; gluconeogenesis when it is empty.
     const restingUncovered = restingG - restingFromUptake;
-    const fromLiver = Math.min(restingUncovered, liver);
+    const restingFromLiver = Math.min(restingUncovered, RESTING_LIVER_OUTPUT_PER_STEP_G * restFraction, liver);
+    liver = restingFromLiver === liver ? 0 : liver - restingFromLiver;
+    const gluconeogenesisG = restingUncovered - restingFromLiver;
+
+    // 3. Exercise: the liver's share from uptake, then the liver; the muscle's share from muscle above its floor.
+    const exerciseG = exercisePerStep[k] as number;
+    const liverShare = exerciseG * EXERCISE_LIVER_SHARE;
+    const liverShareFromUptake = Math.min(uptakeG - restingFromUptake, liverShare);
+    const fromLiver = Math.min(liverShare - liverShareFromUptake, liver);
     liver = fromLiver === liver ? 0 : liver - fromLiver;
-    const gluconeogenesisG = restingUncovered - fromLiver;
+    const liverDeficitG = liverShare - liverShareFromUptake - fromLiver;
+    // Uptake beyond the liver's share, in the exercise part of the step: half spares muscle, half replaces fat.
+    const leftover = uptakeG - restingFromUptake - liverShareFromUptake;
+    const exerciseLeftover = leftover * (1 - restFraction);
+    const muscleShare = exerciseG - liverShare;
+    const spared = Math.min(muscleShare, exerciseLeftover * EXERCISE_MUSCLE_SPARING_SHARE);
+    const fromMuscle = Math.min(muscleShare - spared, Math.max(0, muscle - muscleFloor));
+    muscle = fromMuscle > 0 && fromMuscle === muscle - muscleFloor ? muscleFloor : muscle - fromMuscle;
+    const muscleDeficitG = muscleShare - spared - fromMuscle;
+    const deficitG = liverDeficitG + muscleDeficitG;
 
-    // 4b. Uncovered exercise demand, 75 % muscle / 25 % liver with spill-over.
-    const drained = drainStores(liver, muscle, exerciseG - exerciseFromUptake);
-    liver = drained.liverG;
-    muscle = drained.muscleG;
-
-    // 5. Leftover uptake stored 30 % liver / 70 % muscle with overflow.
-    const stored = storeUptake(liver, muscle, leftover, capacity);
+    // 4. Leftover uptake of the resting part stored 30 % liver / 70 % muscle; of the exercise part, what did not spare muscle is oxidised.
+    const stored = storeUptake(liver, muscle, leftover * restFraction, capacity);
     liver = stored.liverG;
     muscle = stored.muscleG;
+    const spilledG = stored.spilledG + exerciseLeftover - spared;
+    const demandG = exerciseG + restingG;
 
     points.push({
       atMs: startAt + (k + 1) * STEP_MS,
@@ -265,18 +304,20 @@ export function simulateGlycogen(input: GlycogenSimulationInput): GlycogenSimula
       uptakeG,
       demandG,
       exerciseG,
-      deficitG: drained.deficitG,
+      deficitG,
+      liverDeficitG,
+      muscleDeficitG,
       gluconeogenesisG,
-      spilledG: stored.spilledG,
+      spilledG,
     });
     totals.releasedG += releasedG;
     totals.uptakeG += uptakeG;
     totals.demandG += demandG;
     totals.exerciseG += exerciseG;
-    totals.metG += demandG - drained.deficitG - gluconeogenesisG;
-    totals.deficitG += drained.deficitG;
+    totals.metG += demandG - deficitG - gluconeogenesisG;
+    totals.deficitG += deficitG;
     totals.gluconeogenesisG += gluconeogenesisG;
-    totals.spilledG += stored.spilledG;
+    totals.spilledG += spilledG;
   }
 
   return { points, end: { liverG: liver, muscleG: muscle, gutG: gut }, totals };
@@ -306,26 +347,6 @@ function splitLiverMuscle(
     liverG: liver + extraLiver,
     muscleG: muscle + extraMuscle,
     restG: liverShort - extraMuscle + (muscleShort - extraLiver),
-  };
-}
-
-/**
- * Takes `grams` from the stores, EXERCISE_LIVER_SHARE from the liver and the
- * rest from muscle; a store that runs out passes its remaining share to the
- * other; what neither has is the deficit.
- */
-function drainStores(
-  liverG: number,
-  muscleG: number,
-  grams: number,
-): { liverG: number; muscleG: number; deficitG: number } {
-  if (grams <= 0) return { liverG, muscleG, deficitG: 0 };
-  const taken = splitLiverMuscle(grams, EXERCISE_LIVER_SHARE, liverG, muscleG);
-  return {
-    // Exact zero when a store is emptied, so rounding never leaves −1e-15.
-    liverG: taken.liverG >= liverG ? 0 : liverG - taken.liverG,
-    muscleG: taken.muscleG >= muscleG ? 0 : muscleG - taken.muscleG,
-    deficitG: taken.restG,
   };
 }
 
@@ -362,7 +383,13 @@ function compareMeals(a: MealInput, b: MealInput): number {
 }
 
 function compareExercise(a: ExerciseInput, b: ExerciseInput): number {
-  return a.startMs - b.startMs || a.endMs - b.endMs || a.intensityFactor - b.intensityFactor || a.ftpWatts - b.ftpWatts;
+  return (
+    a.startMs - b.startMs ||
+    a.endMs - b.endMs ||
+    a.intensityFactor - b.intensityFactor ||
+    a.watts - b.watts ||
+    a.movingFraction - b.movingFraction
+  );
 }
 
 /** Grams released into the gut in each step, summed over meals in canonical order. */
@@ -380,7 +407,9 @@ function gutReleasePerStep(input: GlycogenSimulationInput): number[] {
 
 /**
  * Exercise demand per step (summed over periods in canonical order) and the
- * milliseconds of each step covered by at least one period.
+ * milliseconds of each step covered by at least one period, each counted at
+ * the moving fraction of the period that first covers it (its stopped share
+ * is rest).
  */
 function exercisePerStepG(input: GlycogenSimulationInput): {
   exercisePerStep: number[];
@@ -402,9 +431,10 @@ function exercisePerStepG(input: GlycogenSimulationInput): {
       if (to <= from) continue;
       exercisePerStep[k] =
         (exercisePerStep[k] as number) +
-        exerciseCarbohydrateG(period.intensityFactor, period.ftpWatts, (to - from) / 60_000);
+        exerciseCarbohydrateG(period.watts, period.intensityFactor, ((to - from) / 60_000) * period.movingFraction);
       const until = coveredUntil[k] as number;
-      coveredMsPerStep[k] = (coveredMsPerStep[k] as number) + Math.max(0, to - Math.max(from, until));
+      coveredMsPerStep[k] =
+        (coveredMsPerStep[k] as number) + Math.max(0, to - Math.max(from, until)) * period.movingFraction;
       coveredUntil[k] = Math.max(until, to);
     }
   }
@@ -426,7 +456,6 @@ function validateInput(input: GlycogenSimulationInput): void {
     throw new RangeError('startAt must be an epoch ms on the 15-minute grid');
   }
   if (!Number.isSafeInteger(steps) || steps < 0) throw new RangeError('steps must be a whole number ≥ 0');
-  if (!nonNegative(input.restingPerStepG)) throw new RangeError('restingPerStepG must be ≥ 0');
   for (const meal of input.meals) {
     if (!Number.isFinite(meal.atMs) || !nonNegative(meal.carbsG)) throw new RangeError('invalid meal');
   }
@@ -436,8 +465,8 @@ function validateInput(input: GlycogenSimulationInput): void {
       !Number.isFinite(period.endMs) ||
       period.endMs < period.startMs ||
       !nonNegative(period.intensityFactor) ||
-      !(period.ftpWatts > 0) ||
-      !Number.isFinite(period.ftpWatts)
+      !nonNegative(period.watts) ||
+      !(period.movingFraction >= 0 && period.movingFraction <= 1)
     ) {
       throw new RangeError('invalid exercise period');
     }

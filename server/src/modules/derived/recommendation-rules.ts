@@ -69,7 +69,7 @@ import type { RecommendationEvidence, RecommendationKind } from '@pacer/contract
 import { addDays } from '../../lib/dates.ts';
 import { weeklyCtlRamp, RAMP_TOO_STEEP_CTL_PER_WEEK, type TrainingLoadDay } from './training-load.model.ts';
 import { plannedWorkoutIntensity } from './exercise.ts';
-import { AT_RISK_START_PERCENT, MINIMUM_DURING_PERCENT } from './glycogen.constants.ts';
+import { AT_RISK_MUSCLE_START_PERCENT, LIVER_RISK_G } from './glycogen.constants.ts';
 import { buildWorkoutStructure } from '../planned-workouts/structure-generation.service.ts';
 
 /** The recovery model's `recover` band: a score below this. */
@@ -250,17 +250,22 @@ export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
       title: `Fuel “${workout.title}”: ${String(grams)} g of carbohydrate`,
       body:
         `Predicted glycogen for “${workout.title}” on ${workout.date}: ${String(plan.start.percent)} % at the start ` +
-        `and ${String(plan.minimum.percent)} % at the lowest point; below ${String(AT_RISK_START_PERCENT)} % at the start ` +
-        `or ${String(MINIMUM_DURING_PERCENT)} % during the workout is at risk. ` +
+        `and ${String(plan.minimum.percent)} % at the lowest point, the ${plan.limitingStore ?? 'stores'} limiting. ` +
+        `The liver below ${String(LIVER_RISK_G)} g during the workout (blood glucose runs short), or muscle at its floor or ` +
+        `below ${String(AT_RISK_MUSCLE_START_PERCENT)} % at the start, is at risk. ` +
         `Accepting logs the advice as food: ${plan.advice.map((item) => `${String(item.carbsG)} g ${item.absorptionType} at ${item.at.slice(11, 16)}`).join(', ')}.`,
       evidence: {
         rule: 'fuel_at_risk',
         date: workout.date,
         status: 'at_risk',
+        limitingStore: plan.limitingStore,
         startPercent: plan.start.percent,
         minPercent: plan.minimum.percent,
-        startThreshold: AT_RISK_START_PERCENT,
-        minimumThreshold: MINIMUM_DURING_PERCENT,
+        startLiverG: plan.start.liverG,
+        startMuscleG: plan.start.muscleG,
+        lowestLiverG: plan.minimum.liverG,
+        startThreshold: AT_RISK_MUSCLE_START_PERCENT,
+        minimumThreshold: LIVER_RISK_G,
       },
       action: {
         type: 'log_nutrition',

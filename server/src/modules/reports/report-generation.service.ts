@@ -1,6 +1,7 @@
 import {
   LocalDateSchema,
   ReportTypeSchema,
+  type FuelLimitingStore,
   type FuelStatus,
   type RecoveryStatus,
   type ReportType,
@@ -12,7 +13,7 @@ import { AppError } from '../../errors.ts';
 import { addDays, formatInZone, zonedTimeMs } from '../../lib/dates.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { plannedWorkoutIntensity } from '../derived/exercise.ts';
-import { fuelStatus } from '../derived/fuel-plan.ts';
+import { judgeFuel } from '../derived/fuel-plan.ts';
 import {
   readRecoveryDays,
   readStoredFuel,
@@ -630,8 +631,8 @@ export type ReportPlannedWorkout = Pick<
 export interface ReportFuelInput {
   /** The athlete's zone: times are shown as their clock shows them. */
   readonly timeZone: string;
-  /** Liver plus muscle capacity, grams: 100 % (the timeline's `capacity`). */
-  readonly capacityG: number;
+  /** Liver and muscle capacity, grams (the timeline's `capacity`); their sum is 100 %. */
+  readonly capacity: { readonly liverG: number; readonly muscleG: number };
   /** Stored days (`fuel_days`); a day either side of the week lets a workout cross midnight. */
   readonly days: readonly Pick<StoredFuelDay, 'date' | 'points'>[];
   /** The planned workouts; those of the week are used. */
@@ -706,6 +707,8 @@ export interface PlannedWorkoutFuelFigures {
   readonly startPercent: number | null;
   readonly minPercent: number | null;
   readonly status: FuelStatus | null;
+  /** The store that decides the status (`judgeFuel`); `null` when `ready` or unrated. */
+  readonly limitingStore: FuelLimitingStore | null;
   /** Why there is no status; `null` when there is one. */
   readonly unrated: 'no_start_time' | 'no_duration' | 'not_stored' | null;
 }
@@ -714,8 +717,8 @@ export interface PlannedWorkoutFuelFigures {
 type FuelPoint = StoredFuelDay['points'][number];
 
 /** Percent of capacity of a stored point; the gut pool is not stored glycogen yet (as `percentOf`). */
-function percentOfPoint(point: FuelPoint, capacityG: number): number {
-  return (100 * (point[1] + point[2])) / capacityG;
+function percentOfPoint(point: FuelPoint, capacity: ReportFuelInput['capacity']): number {
+  return (100 * (point[1] + point[2])) / (capacity.liverG + capacity.muscleG);
 }
 
 function lowestOfDay(
@@ -732,7 +735,7 @@ function lowestOfDay(
   if (lowest === undefined) return { date, lowestPercent: null, lowestTotalG: null, lowestAt: null, constant: null };
   return {
     date,
-    lowestPercent: round(percentOfPoint(lowest, fuel.capacityG), 1),
+    lowestPercent: round(percentOfPoint(lowest, fuel.capacity), 1),
     lowestTotalG: round(lowest[1] + lowest[2], 1),
     lowestAt: formatInZone(lowest[0], fuel.timeZone),
     constant: highestG === lowest[1] + lowest[2],
@@ -741,7 +744,7 @@ function lowestOfDay(
 
 /**
  * A planned workout rated on the stored timeline by the fuel service's rule
- * (`fuelStatus`, fuel-plan.ts): the level at the last step boundary at or
+ * (`judgeFuel`, fuel-plan.ts: liver and muscle judged apart): the level at the last step boundary at or
  * before its start, and the lowest from there through the first boundary at
  * or after its end. The window is the one the fuel service places it in; an
  * untimed workout is placed by the athlete's recent start times, which depend
@@ -749,9 +752,10 @@ function lowestOfDay(
  */
 function plannedWorkoutFuelOf(
   plan: ReportPlannedWorkout,
-  levels: ReadonlyMap<number, number>,
-  timeZone: string,
+  levels: ReadonlyMap<number, FuelPoint>,
+  fuel: Pick<ReportFuelInput, 'capacity' | 'timeZone'>,
 ): PlannedWorkoutFuelFigures {
+  const { timeZone, capacity } = fuel;
   const intensity = plannedWorkoutIntensity({
     sport: plan.sport,
     durationSecs: plan.durationSecs,
@@ -773,6 +777,7 @@ function plannedWorkoutFuelOf(
     startPercent: null,
     minPercent: null,
     status: null,
+    limitingStore: null,
     unrated: reason,
   });
   if (startMs === null) return unrated('no_start_time');
@@ -780,19 +785,23 @@ function plannedWorkoutFuelOf(
   const endMs = startMs + sum(intensity.blocks.map((block) => block.durationSecs)) * 1000;
   const first = Math.floor(startMs / STEP_MS) * STEP_MS;
   const last = Math.ceil(endMs / STEP_MS) * STEP_MS;
-  const startPercent = levels.get(first);
-  if (startPercent === undefined) return unrated('not_stored');
-  let minPercent = startPercent;
-  for (let at = first + STEP_MS; at <= last; at += STEP_MS) {
-    const level = levels.get(at);
-    if (level === undefined) return unrated('not_stored');
-    minPercent = Math.min(minPercent, level);
+  const window: FuelPoint[] = [];
+  for (let at = first; at <= last; at += STEP_MS) {
+    const point = levels.get(at);
+    if (point === undefined) return unrated('not_stored');
+    window.push(point);
   }
+  const percents = window.map((point) => percentOfPoint(point, capacity));
+  const judgement = judgeFuel(
+    window.map((point) => ({ liverG: point[1], muscleG: point[2] })),
+    capacity,
+  );
   return {
     ...figures,
-    startPercent: round(startPercent, 1),
-    minPercent: round(minPercent, 1),
-    status: fuelStatus(startPercent, minPercent),
+    startPercent: round(percents[0] as number, 1),
+    minPercent: round(Math.min(...percents), 1),
+    status: judgement.status,
+    limitingStore: judgement.limitingStore,
     unrated: null,
   };
 }
@@ -805,17 +814,17 @@ function byPlannedStart(a: ReportPlannedWorkout, b: ReportPlannedWorkout): numbe
 
 function fuelSummaryOf(period: ReportPeriod, fuel: ReportFuelInput): FuelSummary {
   const byDay = new Map(fuel.days.map((day) => [day.date, day]));
-  const levels = new Map<number, number>();
+  const levels = new Map<number, FuelPoint>();
   for (const day of fuel.days) {
-    for (const point of day.points) levels.set(point[0], percentOfPoint(point, fuel.capacityG));
+    for (const point of day.points) levels.set(point[0], point);
   }
   return {
-    capacityG: round(fuel.capacityG, 1),
+    capacityG: round(fuel.capacity.liverG + fuel.capacity.muscleG, 1),
     days: datesOf(period).map((date) => lowestOfDay(date, byDay.get(date), fuel)),
     plannedWorkouts: fuel.plannedWorkouts
       .filter(withinPeriod(period))
       .sort(byPlannedStart)
-      .map((plan) => plannedWorkoutFuelOf(plan, levels, fuel.timeZone)),
+      .map((plan) => plannedWorkoutFuelOf(plan, levels, fuel)),
   };
 }
 
@@ -890,7 +899,7 @@ function fuelSection(period: ReportPeriod, fuel: FuelSummary): string[] {
           ),
           '',
           // The rule is fuel-plan.ts's; a past day's timeline follows what was recorded, not the plan.
-          'Fuel as the fuel service rates a planned workout: ready from 70 % at the start and never below 20 %; at risk below 50 % at the start or below 20 % at any point; top up otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
+          'Fuel as the fuel service rates a planned workout, liver and muscle judged apart: at risk when the liver falls below 20 g or muscle reaches its floor (25 % of its capacity) at any point, or muscle starts below 50 % of its capacity; top up when muscle starts below 70 %; ready otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
         ];
   return ['## Fuel', '', ...lowest, '', '### Planned workouts', '', ...planned];
 }
