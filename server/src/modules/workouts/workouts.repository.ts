@@ -1,6 +1,7 @@
 import { type Insertable, sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
+import { changeRecordsOf } from '../changes/changes.repository.ts';
 
 /** A workout row with the id of another workout that looks like the same activity. */
 export type WorkoutWithDuplicate = WorkoutRow & { possibleDuplicateOf: string | null };
@@ -83,10 +84,12 @@ export async function upsertWorkout(
 }
 
 /**
- * An uploaded workout and its original file in one statement (one round
- * trip): the upsert of `upsertWorkoutQuery`; when it created the row, the
- * file beside it; and the row as `findWorkout` reads it. A concurrent upload
- * of the same bytes that won the insert keeps its file (the same bytes).
+ * An uploaded workout, its original file and its change record in one
+ * statement (one round trip, atomic without a transaction of its own): the
+ * upsert of `upsertWorkoutQuery`; when it created the row, the file beside
+ * it and the change record of its local date (a relabel changes no derived
+ * number); and the row as `findWorkout` reads it. A concurrent upload of the
+ * same bytes that won the insert keeps its file (the same bytes).
  */
 export async function upsertWorkoutWithFile(
   db: DbOrTrx,
@@ -110,6 +113,15 @@ export async function upsertWorkoutWithFile(
             .select(['upserted.id', 'upserted.userId', sql<Buffer>`${bytes}::bytea`.as('bytes')])
             .where('upserted.created', '=', true),
         ),
+    )
+    .with('changed', (qb) =>
+      changeRecordsOf(
+        'workouts',
+        qb
+          .selectFrom('upserted')
+          .select(['upserted.userId', 'upserted.localDate as fromDate'])
+          .where('upserted.created', '=', true),
+      ),
     )
     .selectFrom('upserted as workouts')
     .selectAll()
