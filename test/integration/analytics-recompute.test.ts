@@ -162,9 +162,12 @@ describe('change records and runs (an API process: no drainer, runs are called h
     };
     const bytes = Buffer.from([1, 2, 3]);
     const first = await upsertWorkoutWithFile(api.db, row, {}, bytes);
-    const second = await upsertWorkoutWithFile(api.db, { ...row, name: 'Ride again' }, { name: 'Ride again' }, bytes);
+    const again = { ...row, name: 'Ride again', metadata: '{"device":"other"}' };
+    const second = await upsertWorkoutWithFile(api.db, again, { name: again.name }, bytes);
     expect([first.created, second.created]).toEqual([true, false]);
-    expect(second.workout.name).toBe('Ride again');
+    // It takes the name it was sent, and keeps the metadata it was not.
+    expect(second.workout.id).toBe(first.workout.id);
+    expect([second.workout.name, second.workout.metadata]).toEqual(['Ride again', {}]);
     expect(await changesOf(api.db, user.id)).toEqual([{ kind: 'workouts', fromDate: '2026-10-06' }]);
   });
 

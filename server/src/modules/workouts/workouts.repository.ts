@@ -1,5 +1,5 @@
-import { type Insertable, sql } from 'kysely';
-import type { DbOrTrx } from '../../db/database.ts';
+import { type Expression, type Insertable, type RawBuilder, sql } from 'kysely';
+import { type DbOrTrx, preparedStatement } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
 import { changeRecordsOf } from '../changes/changes.repository.ts';
 
@@ -39,6 +39,7 @@ export async function findWorkoutIdByFile(db: DbOrTrx, userId: string, sha256: s
     .select('id')
     .where('userId', '=', userId)
     .where('fileSha256', '=', sha256)
+    .modifyEnd(preparedStatement('find_workout_by_file'))
     .executeTakeFirst();
   return row?.id;
 }
@@ -52,11 +53,18 @@ export interface WorkoutRelabel {
   readonly metadata?: string;
 }
 
+/** The re-upload's value when it sent one (`sent`, a parameter), else the stored one. */
+function relabelled<T>(sent: boolean, excluded: Expression<T>, stored: Expression<T>): RawBuilder<T> {
+  return sql<T>`case when ${sent}::boolean then ${excluded} else ${stored} end`;
+}
+
 /**
  * Insert, or on the (user, file hash) key update only what a re-upload
  * changes, in one statement: concurrent identical uploads serialise on the
  * unique index and exactly one of them creates the row. `xmax = 0` is true
- * only for the row version this statement inserted.
+ * only for the row version this statement inserted. What a re-upload sent is
+ * a value, not a different text: for rows with the same columns the text is
+ * the same, so it can run as a prepared statement.
  */
 function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRelabel) {
   return db
@@ -65,8 +73,8 @@ function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRel
     .onConflict((oc) =>
       oc.columns(['userId', 'fileSha256']).doUpdateSet((eb) => ({
         updatedAt: sql`now()`,
-        ...(relabel.name === undefined ? {} : { name: eb.ref('excluded.name') }),
-        ...(relabel.metadata === undefined ? {} : { metadata: eb.ref('excluded.metadata') }),
+        name: relabelled(relabel.name !== undefined, eb.ref('excluded.name'), eb.ref('workouts.name')),
+        metadata: relabelled(relabel.metadata !== undefined, eb.ref('excluded.metadata'), eb.ref('workouts.metadata')),
       })),
     );
 }
@@ -126,6 +134,8 @@ export async function upsertWorkoutWithFile(
     .selectFrom('upserted as workouts')
     .selectAll()
     .select(possibleDuplicateOf())
+    // An upload's row has every column (null where the file has no value): one text, planned once per connection.
+    .modifyEnd(preparedStatement('upsert_workout_with_file'))
     .executeTakeFirstOrThrow();
   return { workout, created };
 }
