@@ -66,8 +66,9 @@
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
- * PACER_BENCH_CPU_PROF_DIR (step 8's Pacer server runs with `node --cpu-prof`
- * and writes its profile there when it stops),
+ * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of step 8 and of the `fit`
+ * section run with `node --cpu-prof` and write their profiles there when they
+ * stop; the fit server's decoder worker threads each write their own),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
@@ -144,6 +145,8 @@ const HOTPATH_ROUTE_KEYS = ((): readonly HotpathRouteKey[] => {
   return keys as HotpathRouteKey[];
 })();
 const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
+/** The node flags of a Pacer server that writes a CPU profile (PACER_BENCH_CPU_PROF_DIR). */
+const CPU_PROF_FLAGS: readonly string[] = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
 /** Athletes of step 9's wellness load: one per connection. */
 const LOAD_USERS = 10;
@@ -1262,7 +1265,6 @@ async function runHotpathSection(
   log(`\n[8] hot path: POST and GET /api/wellness, Pacer against the lean reference server, same database`);
   // Role `api`: the recompute worker's runs are not the request's work, and in role `all` they would
   // share the process with it (section 7 measures them); everything else as an operator runs it.
-  const nodeFlags = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
   return withPacerAndReference(
     where,
     'api',
@@ -1301,7 +1303,7 @@ async function runHotpathSection(
         await pool.end();
       }
     },
-    { nodeFlags },
+    { nodeFlags: CPU_PROF_FLAGS },
   );
 }
 
@@ -1421,10 +1423,12 @@ async function runFitSection(
   log: (line: string) => void,
   where: { dataDir: string; databaseUrl: string | undefined },
 ): Promise<FitFigures> {
-  log(`\n[9] fit: a fresh server (PACER_ROLE=all): idle RSS, then FIT uploads (as step 4)`);
+  log(
+    `\n[9] fit: a fresh server (PACER_ROLE=all): idle RSS, then FIT uploads (as step 4)${CPU_PROF_DIR ? `; --cpu-prof into ${CPU_PROF_DIR}` : ''}`,
+  );
   const port = await freePort();
   const env = serverEnv({ port, ...where, logLevel: 'info' });
-  const server = spawnServer(env, port);
+  const server = spawnServer(env, port, { nodeFlags: CPU_PROF_FLAGS });
   try {
     await waitReady(server);
     const user = await createBenchUser(env, 'bench-fit');
