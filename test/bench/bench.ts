@@ -66,8 +66,10 @@
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
- * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api` and `backfill` run with
- * `node --cpu-prof` and write their profiles there when they stop),
+ * PACER_BENCH_CPU_PROF_DIR (the Pacer servers of `mcp`, `analytics`, `hotpath`,
+ * `load`, `load-api`, `backfill` and `fit` run with `node --cpu-prof` and write
+ * their profiles there when they stop; the fit server's decoder worker threads
+ * each write their own),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
@@ -143,7 +145,7 @@ const HOTPATH_ROUTE_KEYS = ((): readonly HotpathRouteKey[] => {
   return keys as HotpathRouteKey[];
 })();
 const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
-/** The Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api` and `backfill` write a CPU profile into CPU_PROF_DIR when they stop. */
+/** The Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api`, `backfill` and `fit` write a CPU profile into CPU_PROF_DIR when they stop. */
 const CPU_PROF_NODE_FLAGS = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
 /** Athletes of step 9's wellness load: one per connection. */
@@ -1419,10 +1421,12 @@ async function runFitSection(
   log: (line: string) => void,
   where: { dataDir: string; databaseUrl: string | undefined },
 ): Promise<FitFigures> {
-  log(`\n[9] fit: a fresh server (PACER_ROLE=all): idle RSS, then FIT uploads (as step 4)`);
+  log(
+    `\n[9] fit: a fresh server (PACER_ROLE=all): idle RSS, then FIT uploads (as step 4)${CPU_PROF_DIR ? `; --cpu-prof into ${CPU_PROF_DIR}` : ''}`,
+  );
   const port = await freePort();
   const env = serverEnv({ port, ...where, logLevel: 'info' });
-  const server = spawnServer(env, port);
+  const server = spawnServer(env, port, { nodeFlags: CPU_PROF_NODE_FLAGS });
   try {
     await waitReady(server);
     const user = await createBenchUser(env, 'bench-fit');

@@ -16,6 +16,7 @@ import { addDays } from '../../server/src/lib/dates.ts';
 import { recomputeUser, recordDayRollovers } from '../../server/src/modules/derived/recompute.service.ts';
 import { upsertNutritionDay } from '../../server/src/modules/nutrition/nutrition.service.ts';
 import { upsertWellnessDay } from '../../server/src/modules/wellness/wellness.service.ts';
+import { upsertWorkoutWithFile } from '../../server/src/modules/workouts/workouts.repository.ts';
 import { tryLockUserForRecompute } from '../../server/src/modules/derived/recompute.repository.ts';
 import { recoveryForDay } from '../../server/src/modules/derived/recovery.model.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
@@ -126,6 +127,57 @@ describe('change records and runs (an API process: no drainer, runs are called h
       // An item may have been eaten the day before the log's date: from the day before.
       { kind: 'nutrition', fromDate: '2026-10-03' },
     ]);
+  });
+
+  it('a FIT upload appends its change record with the workout, once: not when the same bytes come again', async () => {
+    const { user } = await athlete();
+    const rest = await mintToken(api.db, user, { scopes: ['workout:write'] });
+    const fit = oneHourRide();
+    const send = async (name: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([fit.bytes as Uint8Array<ArrayBuffer>]), 'ride.fit');
+      form.append('name', name);
+      const res = await fetch(`${api.url}/api/workouts/upload-fit`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${rest.token}` },
+        body: form,
+      });
+      return { status: res.status, body: (await res.json()) as { id: string; localDate: string } };
+    };
+    const created = await send('Ride');
+    expect(created.status).toBe(201);
+    expect(await changesOf(api.db, user.id)).toEqual([{ kind: 'workouts', fromDate: created.body.localDate }]);
+    // A relabel changes no derived number.
+    const relabelled = await send('Ride, renamed');
+    expect(relabelled.status).toBe(200);
+    expect(relabelled.body.id).toBe(created.body.id);
+    expect(await changesOf(api.db, user.id)).toHaveLength(1);
+  });
+
+  it("an upload's statement that only relabels (it lost the race to create) appends no change record", async () => {
+    const { user } = await athlete();
+    const row = {
+      userId: user.id,
+      fileSha256: 'a'.repeat(64),
+      fileSize: 3,
+      fileName: null,
+      name: 'Ride',
+      metadata: '{}',
+      source: 'test-app',
+      sport: 'cycling',
+      startTime: '2026-10-06T07:00:00.000Z',
+      localDate: '2026-10-06',
+      laps: '[]',
+    };
+    const bytes = Buffer.from([1, 2, 3]);
+    const first = await upsertWorkoutWithFile(api.db, row, {}, bytes);
+    const again = { ...row, name: 'Ride again', metadata: '{"device":"other"}' };
+    const second = await upsertWorkoutWithFile(api.db, again, { name: again.name }, bytes);
+    expect([first.created, second.created]).toEqual([true, false]);
+    // It takes the name it was sent, and keeps the metadata it was not.
+    expect(second.workout.id).toBe(first.workout.id);
+    expect([second.workout.name, second.workout.metadata]).toEqual(['Ride again', {}]);
+    expect(await changesOf(api.db, user.id)).toEqual([{ kind: 'workouts', fromDate: '2026-10-06' }]);
   });
 
   it('a refused write appends no change record', async () => {

@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely';
+import { type Expression, type RawBuilder, sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { DerivedChangeKind } from '../../db/tables.ts';
 
@@ -50,6 +50,22 @@ export function changeRecordInsert(
 ): RawBuilder<unknown> {
   const kindValue = typeof kind === 'string' ? sql.lit(kind) : kind;
   return sql`insert into derived_changes (user_id, kind, from_date) values (${userId}, ${kindValue}, ${fromDate}::date)`;
+}
+
+/**
+ * `recordChange` as a common table expression of a Kysely statement (`with`
+ * takes it as it is, parenthesised), for the rows another CTE of that
+ * statement wrote: one change record per row of `rows`, a select of `userId`
+ * and `fromDate` (e.g. only the row an upsert created, not one it
+ * relabelled). One round trip, atomic as any single statement.
+ */
+export function changeRecordsOf(
+  kind: DerivedChangeKind,
+  rows: Expression<{ userId: string; fromDate: string }>,
+): RawBuilder<Record<string, never>> {
+  // It returns no rows: nothing reads the CTE.
+  return sql`(insert into derived_changes (user_id, kind, from_date)
+    select changed.user_id, ${sql.lit(kind)}, changed.from_date from (${rows}) as changed)`;
 }
 
 /** When a user's change records are ripe for a run (see `listUsersWithChanges`). */

@@ -1,6 +1,7 @@
-import { type Insertable, sql } from 'kysely';
-import type { DbOrTrx } from '../../db/database.ts';
+import { type Expression, type Insertable, type RawBuilder, sql } from 'kysely';
+import { type DbOrTrx, preparedStatement } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
+import { changeRecordsOf } from '../changes/changes.repository.ts';
 
 /** A workout row with the id of another workout that looks like the same activity. */
 export type WorkoutWithDuplicate = WorkoutRow & { possibleDuplicateOf: string | null };
@@ -38,6 +39,7 @@ export async function findWorkoutIdByFile(db: DbOrTrx, userId: string, sha256: s
     .select('id')
     .where('userId', '=', userId)
     .where('fileSha256', '=', sha256)
+    .modifyEnd(preparedStatement('find_workout_by_file'))
     .executeTakeFirst();
   return row?.id;
 }
@@ -51,11 +53,18 @@ export interface WorkoutRelabel {
   readonly metadata?: string;
 }
 
+/** The re-upload's value when it sent one (`sent`, a parameter), else the stored one. */
+function relabelled<T>(sent: boolean, excluded: Expression<T>, stored: Expression<T>): RawBuilder<T> {
+  return sql<T>`case when ${sent}::boolean then ${excluded} else ${stored} end`;
+}
+
 /**
  * Insert, or on the (user, file hash) key update only what a re-upload
  * changes, in one statement: concurrent identical uploads serialise on the
  * unique index and exactly one of them creates the row. `xmax = 0` is true
- * only for the row version this statement inserted.
+ * only for the row version this statement inserted. What a re-upload sent is
+ * a value, not a different text: for rows with the same columns the text is
+ * the same, so it can run as a prepared statement.
  */
 function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRelabel) {
   return db
@@ -64,8 +73,8 @@ function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRel
     .onConflict((oc) =>
       oc.columns(['userId', 'fileSha256']).doUpdateSet((eb) => ({
         updatedAt: sql`now()`,
-        ...(relabel.name === undefined ? {} : { name: eb.ref('excluded.name') }),
-        ...(relabel.metadata === undefined ? {} : { metadata: eb.ref('excluded.metadata') }),
+        name: relabelled(relabel.name !== undefined, eb.ref('excluded.name'), eb.ref('workouts.name')),
+        metadata: relabelled(relabel.metadata !== undefined, eb.ref('excluded.metadata'), eb.ref('workouts.metadata')),
       })),
     );
 }
@@ -83,10 +92,12 @@ export async function upsertWorkout(
 }
 
 /**
- * An uploaded workout and its original file in one statement (one round
- * trip): the upsert of `upsertWorkoutQuery`; when it created the row, the
- * file beside it; and the row as `findWorkout` reads it. A concurrent upload
- * of the same bytes that won the insert keeps its file (the same bytes).
+ * An uploaded workout, its original file and its change record in one
+ * statement (one round trip, atomic without a transaction of its own): the
+ * upsert of `upsertWorkoutQuery`; when it created the row, the file beside
+ * it and the change record of its local date (a relabel changes no derived
+ * number); and the row as `findWorkout` reads it. A concurrent upload of the
+ * same bytes that won the insert keeps its file (the same bytes).
  */
 export async function upsertWorkoutWithFile(
   db: DbOrTrx,
@@ -111,9 +122,20 @@ export async function upsertWorkoutWithFile(
             .where('upserted.created', '=', true),
         ),
     )
+    .with('changed', (qb) =>
+      changeRecordsOf(
+        'workouts',
+        qb
+          .selectFrom('upserted')
+          .select(['upserted.userId', 'upserted.localDate as fromDate'])
+          .where('upserted.created', '=', true),
+      ),
+    )
     .selectFrom('upserted as workouts')
     .selectAll()
     .select(possibleDuplicateOf())
+    // An upload's row has every column (null where the file has no value): one text, planned once per connection.
+    .modifyEnd(preparedStatement('upsert_workout_with_file'))
     .executeTakeFirstOrThrow();
   return { workout, created };
 }

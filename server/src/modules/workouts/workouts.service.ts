@@ -76,8 +76,8 @@ function relabelOf(upload: FitUpload): WorkoutRelabel {
  * Upload a FIT file (docs/design.md §3 "Sync resources"): an upsert keyed on
  * (user, SHA-256 of the bytes). Bytes seen before only relabel their workout
  * (200) without decoding again; new bytes are decoded in the worker pool and
- * stored with the original file in one transaction (201). A file the decoder
- * refuses is a 422 and nothing is stored. The streams are decoded on their
+ * stored with the original file and their change record in one statement
+ * (201). A file the decoder refuses is a 422 and nothing is stored. The streams are decoded on their
  * first read (see `getWorkoutStreams`), which keeps uploads (and bulk
  * imports) fast and stores nothing for workouts nobody charts.
  */
@@ -103,42 +103,40 @@ export async function uploadFitWorkout(
   const localDate = localStart.date;
   const { summary } = activity;
 
-  return inTransaction(deps.db, async (trx) => {
-    const { workout, created } = await upsertWorkoutWithFile(
-      trx,
-      {
-        userId: actor.userId,
-        fileSha256: upload.sha256,
-        fileSize: upload.bytes.length,
-        fileName: upload.fileName,
-        name: upload.name ?? defaultName(activity.sport, localStart.hour),
-        metadata: JSON.stringify(upload.metadata ?? {}),
-        source: actor.source,
-        sport: activity.sport,
-        subSport: activity.subSport,
-        startTime: activity.startTime,
-        localDate,
-        utcOffsetMinutes: activity.utcOffsetMinutes,
-        ...summary,
-        trainingStress: roundTo(
-          trainingStressScore({
-            secs: summary.movingSecs ?? summary.elapsedSecs,
-            normalizedPower: summary.normalizedPower,
-            ftpWatts: user?.ftpWatts ?? null,
-          }),
-          1,
-        ),
-        laps: JSON.stringify(activity.laps),
-        deviceManufacturer: activity.device.manufacturer,
-        deviceProduct: activity.device.product,
-        deviceSerial: activity.device.serial,
-      },
-      relabel,
-      upload.bytes,
-    );
-    if (created) await recordChange(trx, { userId: actor.userId, kind: 'workouts', fromDate: localDate });
-    return { workout: toWorkout(workout), created };
-  });
+  // One statement: the workout, its file and its change record commit together.
+  const { workout, created } = await upsertWorkoutWithFile(
+    deps.db,
+    {
+      userId: actor.userId,
+      fileSha256: upload.sha256,
+      fileSize: upload.bytes.length,
+      fileName: upload.fileName,
+      name: upload.name ?? defaultName(activity.sport, localStart.hour),
+      metadata: JSON.stringify(upload.metadata ?? {}),
+      source: actor.source,
+      sport: activity.sport,
+      subSport: activity.subSport,
+      startTime: activity.startTime,
+      localDate,
+      utcOffsetMinutes: activity.utcOffsetMinutes,
+      ...summary,
+      trainingStress: roundTo(
+        trainingStressScore({
+          secs: summary.movingSecs ?? summary.elapsedSecs,
+          normalizedPower: summary.normalizedPower,
+          ftpWatts: user?.ftpWatts ?? null,
+        }),
+        1,
+      ),
+      laps: JSON.stringify(activity.laps),
+      deviceManufacturer: activity.device.manufacturer,
+      deviceProduct: activity.device.product,
+      deviceSerial: activity.device.serial,
+    },
+    relabel,
+    upload.bytes,
+  );
+  return { workout: toWorkout(workout), created };
 }
 
 /** Decoded in the worker pool; a file the decoder refuses, or that exhausts a worker's time or memory, is a 422. */
