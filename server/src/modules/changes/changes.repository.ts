@@ -37,35 +37,22 @@ export async function recordChange(trx: DbOrTrx, change: ChangeRecord): Promise<
 }
 
 /**
- * `recordChange` as a data-modifying CTE body, for a write that appends its
- * change record in its own statement (one round trip, atomic as any single
- * statement). The values may be expressions of that statement, e.g. its
- * `$n` parameters (the kind too, when the write decides it); it adds none of
- * its own.
- */
-export function changeRecordInsert(
-  kind: DerivedChangeKind | RawBuilder<DerivedChangeKind>,
-  userId: RawBuilder<unknown>,
-  fromDate: RawBuilder<unknown>,
-): RawBuilder<unknown> {
-  const kindValue = typeof kind === 'string' ? sql.lit(kind) : kind;
-  return sql`insert into derived_changes (user_id, kind, from_date) values (${userId}, ${kindValue}, ${fromDate}::date)`;
-}
-
-/**
- * `recordChange` as a common table expression of a Kysely statement (`with`
- * takes it as it is, parenthesised), for the rows another CTE of that
- * statement wrote: one change record per row of `rows`, a select of `userId`
- * and `fromDate` (e.g. only the row an upsert created, not one it
- * relabelled). One round trip, atomic as any single statement.
+ * `recordChange` as a common table expression of the statement that wrote
+ * the input (`with` takes it as it is, parenthesised): one change record per
+ * row of `rows`, a select of `user_id` and `from_date` over the rows another
+ * CTE of that statement wrote (e.g. only the row an upsert created, not one
+ * it relabelled). `kind` is a literal, or an expression of the statement's
+ * own when the write decides it (e.g. its `$n` parameters). One round trip,
+ * atomic as any single statement.
  */
 export function changeRecordsOf(
-  kind: DerivedChangeKind,
+  kind: DerivedChangeKind | RawBuilder<DerivedChangeKind>,
   rows: Expression<{ userId: string; fromDate: string }>,
 ): RawBuilder<Record<string, never>> {
+  const kindValue = typeof kind === 'string' ? sql.lit(kind) : kind;
   // It returns no rows: nothing reads the CTE.
   return sql`(insert into derived_changes (user_id, kind, from_date)
-    select changed.user_id, ${sql.lit(kind)}, changed.from_date from (${rows}) as changed)`;
+    select changed.user_id, ${kindValue}, changed.from_date from (${rows}) as changed)`;
 }
 
 /** When a user's change records are ripe for a run (see `listUsersWithChanges`). */

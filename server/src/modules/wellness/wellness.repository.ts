@@ -2,7 +2,7 @@ import { inDatePage } from '../../db/date-page.ts';
 import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
-import { changeRecordInsert, type DerivedChangeKind } from '../changes/changes.repository.ts';
+import { changeRecordsOf, type DerivedChangeKind } from '../changes/changes.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
 
@@ -61,7 +61,8 @@ function upsertText(db: DbOrTrx): string {
     returning ${RETURNED}, (xmax = 0) as created`;
   // A day that sent a weight (or cleared one) changed the body mass the fuel model reads, too.
   const kind = sql<DerivedChangeKind>`case when 'weight' = any(${param(SENT_PARAM)}::text[]) then 'body_mass' else 'wellness' end`;
-  return sql`with written as (${insert}), changed as (${changeRecordInsert(kind, param(1), param(2))})
+  const day = sql<{ userId: string; fromDate: string }>`select "userId" as user_id, date as from_date from written`;
+  return sql`with written as (${insert}), changed as ${changeRecordsOf(kind, day)}
     select * from written ${preparedStatement('upsert_wellness')}`.compile(db).sql;
 }
 
