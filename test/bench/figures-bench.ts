@@ -23,7 +23,14 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type pg from 'pg';
 import { latencyStats, type LatencyStats, round, sleep, spreadOf, type Spread } from './bench-support.ts';
-import { type HotpathRun, type HotpathServer, type HotpathUser, runLoad } from './hotpath-bench.ts';
+import {
+  headersOf,
+  type HotpathRun,
+  type HotpathServer,
+  type HotpathUser,
+  runLoad,
+  wellnessPosts,
+} from './hotpath-bench.ts';
 
 const DAY_MS = 86_400_000;
 /** The load writes dates in the athletes' last 60 days (the issue's row). */
@@ -59,8 +66,6 @@ export const FIGURE_TARGETS = {
 export function utcDate(days: number, now = Date.now()): string {
   return new Date(now + days * DAY_MS).toISOString().slice(0, 10);
 }
-
-const headersOf = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
 
 // ---------------------------------------------------------------------------
 // Wellness load with the derived-data probe.
@@ -106,23 +111,13 @@ export interface WellnessLoadOptions {
 }
 
 function wellnessRequest(): (token: string) => autocannon.Request {
-  let written = 0;
   const now = Date.now();
-  return (token) => ({
-    method: 'POST',
-    path: '/api/wellness',
-    headers: headersOf(token),
-    setupRequest: (request) => {
-      const n = written++;
-      request.body = JSON.stringify({
-        date: utcDate(-(n % LOAD_WINDOW_DAYS), now),
-        hrv: 40 + (n % 60),
-        restingHr: 40 + (n % 30),
-        sleepSecs: 25_000 + (n % 5000),
-      });
-      return request;
-    },
-  });
+  return wellnessPosts((n) => ({
+    date: utcDate(-(n % LOAD_WINDOW_DAYS), now),
+    hrv: 40 + (n % 60),
+    restingHr: 40 + (n % 30),
+    sleepSecs: 25_000 + (n % 5000),
+  }));
 }
 
 interface RecoveryPage {

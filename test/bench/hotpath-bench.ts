@@ -109,6 +109,27 @@ interface Route {
   readonly request: (token: string) => autocannon.Request;
 }
 
+/** The bench's JSON headers with a user's bearer token. */
+export const headersOf = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+
+/**
+ * `POST /api/wellness` for `runLoad`: the n-th request sent (over every
+ * connection, counted from 0) carries `bodyOf(n)`, so each write has its own
+ * day and values.
+ */
+export function wellnessPosts(bodyOf: (n: number) => Record<string, unknown>): (token: string) => autocannon.Request {
+  let written = 0;
+  return (token) => ({
+    method: 'POST',
+    path: '/api/wellness',
+    headers: headersOf(token),
+    setupRequest: (request) => {
+      request.body = JSON.stringify(bodyOf(written++));
+      return request;
+    },
+  });
+}
+
 /** What one closed-loop run needs: connection i sends `request(users[i mod n].token)`. */
 export interface LoadOptions {
   readonly users: readonly HotpathUser[];
@@ -253,25 +274,14 @@ async function measureRoute(options: HotpathBenchOptions, route: Route): Promise
 export async function runHotpathBench(options: HotpathBenchOptions): Promise<HotpathBenchResult> {
   for (const user of options.users) await seedGetWindow(options.pool, user.id);
   await probe(options);
-  const headersOf = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
-  let written = 0;
   const post: Route = {
     key: 'post',
     name: 'POST /api/wellness',
-    request: (token) => ({
-      method: 'POST',
-      path: '/api/wellness',
-      headers: headersOf(token),
-      setupRequest: (request) => {
-        const n = written++;
-        request.body = JSON.stringify({
-          date: dateAfter(POST_FIRST_DATE_MS, n),
-          hrv: 40 + (n % 60),
-          restingHr: 40 + (n % 30),
-        });
-        return request;
-      },
-    }),
+    request: wellnessPosts((n) => ({
+      date: dateAfter(POST_FIRST_DATE_MS, n),
+      hrv: 40 + (n % 60),
+      restingHr: 40 + (n % 30),
+    })),
   };
   const get: Route = {
     key: 'get',
