@@ -120,6 +120,31 @@ export const FuelPointSchema = z
   })
   .meta({ title: 'FuelPoint' });
 
+/** Whether the glycogen predicted for a planned workout covers it. */
+export const FUEL_STATUSES = ['ready', 'top_up', 'at_risk', 'not_logged'] as const;
+export const FuelStatusSchema = z.enum(FUEL_STATUSES);
+export type FuelStatus = z.infer<typeof FuelStatusSchema>;
+
+/** The glycogen store that decides a workout's fuel status: the liver (blood glucose) or muscle. */
+export const FUEL_LIMITING_STORES = ['liver', 'muscle'] as const;
+export const FuelLimitingStoreSchema = z.enum(FUEL_LIMITING_STORES);
+export type FuelLimitingStore = z.infer<typeof FuelLimitingStoreSchema>;
+
+/**
+ * Where a meal in the fuel timeline comes from: `logged` (eaten, as an app
+ * logged it), `planned` (a nutrition item marked planned, e.g. an accepted
+ * fuel recommendation) or `assumed` (the athlete's usual intake, filled in
+ * for the rest of today and future days; docs/science.md §3).
+ */
+export const FUEL_MEAL_SOURCES = ['logged', 'planned', 'assumed'] as const;
+export const FuelMealSourceSchema = z.enum(FUEL_MEAL_SOURCES);
+export type FuelMealSource = z.infer<typeof FuelMealSourceSchema>;
+
+/** When an advice item or plan line applies, relative to the workout. */
+export const FUEL_ADVICE_PHASES = ['before', 'during', 'after'] as const;
+export const FuelAdvicePhaseSchema = z.enum(FUEL_ADVICE_PHASES);
+export type FuelAdvicePhase = z.infer<typeof FuelAdvicePhaseSchema>;
+
 export const FuelTimelineSchema = z
   .object({
     capacity: z.object({ liverG: z.number(), muscleG: z.number() }),
@@ -132,6 +157,12 @@ export const FuelTimelineSchema = z
         start: TimestampWithOffsetSchema,
         end: TimestampWithOffsetSchema,
         intensityFactor: z.number(),
+        fuelStatus: FuelStatusSchema.nullable().describe(
+          "A planned workout's fuel status (as `GET /api/planned-workouts/{id}/fuel` answers it); null for a recorded one.",
+        ),
+        limitingStore: FuelLimitingStoreSchema.nullable().describe(
+          "The store that decides a planned workout's status; null when it is `ready` or `not_logged`, and for a recorded workout.",
+        ),
       }),
     ),
     meals: z.array(
@@ -140,6 +171,7 @@ export const FuelTimelineSchema = z
         name: z.string(),
         carbsG: z.number(),
         absorptionType: z.enum(ABSORPTION_TYPES),
+        source: FuelMealSourceSchema,
       }),
     ),
     incompleteLogDates: z
@@ -159,16 +191,6 @@ export const FuelTimelineQuerySchema = z.strictObject({
   ),
 });
 
-/** Whether the glycogen predicted for a planned workout covers it. */
-export const FUEL_STATUSES = ['ready', 'top_up', 'at_risk'] as const;
-export const FuelStatusSchema = z.enum(FUEL_STATUSES);
-export type FuelStatus = z.infer<typeof FuelStatusSchema>;
-
-/** The glycogen store that decides a workout's fuel status: the liver (blood glucose) or muscle. */
-export const FUEL_LIMITING_STORES = ['liver', 'muscle'] as const;
-export const FuelLimitingStoreSchema = z.enum(FUEL_LIMITING_STORES);
-export type FuelLimitingStore = z.infer<typeof FuelLimitingStoreSchema>;
-
 export const PlannedWorkoutFuelSchema = z
   .object({
     plannedWorkoutId: z.uuid(),
@@ -184,11 +206,15 @@ export const PlannedWorkoutFuelSchema = z
     advice: z.array(
       z.object({
         at: TimestampWithOffsetSchema,
+        phase: FuelAdvicePhaseSchema,
         carbsG: z.number(),
         absorptionType: z.enum(ABSORPTION_TYPES),
         reason: z.string(),
       }),
     ),
+    plan: z
+      .array(z.object({ phase: FuelAdvicePhaseSchema, text: z.string() }))
+      .describe('The advice as a short plan: a line or two each for before, during and after the workout.'),
     assumptions: z.array(z.string()),
   })
   .meta({ title: 'PlannedWorkoutFuel' });

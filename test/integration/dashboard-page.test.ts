@@ -247,7 +247,9 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await plan.locator('h4').textContent()).toBe(PLANNED_TITLE);
     const status = plan.locator('.fuel-status');
     expect(await status.getAttribute('data-status')).toBe(fuel.status);
-    expect(await status.textContent()).toBe({ ready: 'Ready', top_up: 'Top up', at_risk: 'At risk' }[fuel.status]);
+    expect(await status.textContent()).toBe(
+      { ready: 'Fuelled', top_up: 'Top up', at_risk: 'At risk', not_logged: 'Not logged' }[fuel.status],
+    );
     expect(fuel.advice.length).toBeGreaterThan(0);
     const advice = await plan
       .locator('ol.advice li')

@@ -96,6 +96,7 @@ describe('rule 1: low recovery before a hard planned workout', () => {
 describe('rule 2: fuel at risk', () => {
   const plan = (status: PlannedWorkoutFuel['status'], advice: PlannedWorkoutFuel['advice']): PlannedWorkoutFuel => ({
     plannedWorkoutId: workout().id,
+    plan: [],
     start: { at: `${addDays(TODAY, 1)}T10:00:00+01:00`, liverG: 40, muscleG: 260, totalG: 300, percent: 57.69 },
     end: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, liverG: 0, muscleG: 105, totalG: 105, percent: 20.19 },
     minimum: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, liverG: 0, muscleG: 105, totalG: 105, percent: 20.19 },
@@ -105,7 +106,13 @@ describe('rule 2: fuel at risk', () => {
     assumptions: [],
   });
   const advice = [
-    { at: `${addDays(TODAY, 1)}T08:30:00+01:00`, carbsG: 40, absorptionType: 'FAST' as const, reason: 'x' },
+    {
+      at: `${addDays(TODAY, 1)}T08:30:00+01:00`,
+      phase: 'before' as const,
+      carbsG: 40,
+      absorptionType: 'FAST' as const,
+      reason: 'x',
+    },
   ];
 
   it('suggests the advice of an at_risk workout, citing its levels', () => {
@@ -123,7 +130,11 @@ describe('rule 2: fuel at risk', () => {
       startThreshold: 50,
       minimumThreshold: 20,
     });
-    expect(suggestion?.action).toEqual({ type: 'log_nutrition', plannedWorkoutId: workout().id, items: advice });
+    expect(suggestion?.action).toEqual({
+      type: 'log_nutrition',
+      plannedWorkoutId: workout().id,
+      items: advice.map(({ phase: _phase, ...item }) => item),
+    });
   });
 
   it('ignores top_up workouts and advice that is empty', () => {

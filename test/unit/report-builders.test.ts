@@ -879,7 +879,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         '| Date | Start | Workout | Duration (h:mm) | At start | Lowest | Fuel |',
         '| --- | --- | --- | ---: | ---: | ---: | --- |',
         '| 2026-11-15 | 09:00 | Easy spin | 1:00 | – | – | no stored timeline |',
-        '| 2026-11-16 | 10:00 | VO2 \\| intervals | 1:00 | 81 % | 58 % | ready |',
+        '| 2026-11-16 | 10:00 | VO2 \\| intervals | 1:00 | 81 % | 58 % | fuelled |',
         '| 2026-11-17 | 07:10 | Tempo run | 0:30 | 62 % | 62 % | top up |',
         '| 2026-11-18 | 06:00 | Fasted ride | 1:30 | 48 % | 31 % | at risk |',
         '| 2026-11-19 | 08:00 | Gym | – | – | – | no duration |',

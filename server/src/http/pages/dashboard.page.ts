@@ -132,9 +132,10 @@ const RECOVERY_STATUS_LABELS: Record<RecoveryStatus, string> = {
   insufficient_data: 'Not enough data',
 };
 const FUEL_STATUS_LABELS: Record<FuelStatus, string> = {
-  ready: 'Ready',
+  ready: 'Fuelled',
   top_up: 'Top up',
   at_risk: 'At risk',
+  not_logged: 'Not logged',
 };
 interface ComponentRow {
   readonly label: string;

@@ -413,6 +413,8 @@ export async function getFuelTimeline(
           start: formatInZone(workout.startMs, athlete.timeZone),
           end: formatInZone(workout.endMs, athlete.timeZone),
           intensityFactor: round2(workout.exercise.intensityFactor),
+          fuelStatus: null,
+          limitingStore: null,
         })),
       ...inputs.planned.map((plan) => ({
         kind: 'planned' as const,
@@ -421,6 +423,9 @@ export async function getFuelTimeline(
         start: formatInZone(plan.startMs, athlete.timeZone),
         end: formatInZone(plan.endMs, athlete.timeZone),
         intensityFactor: round2(plan.intensityFactor),
+        // Filled by issue 21's fuel-status work (one plan per planned workout in the range).
+        fuelStatus: null,
+        limitingStore: null,
       })),
     ],
     meals: inputs.meals
@@ -430,6 +435,7 @@ export async function getFuelTimeline(
         name: meal.name,
         carbsG: meal.carbsG,
         absorptionType: meal.absorptionType,
+        source: 'logged' as const,
       })),
     incompleteLogDates: stored.filter((day) => day.incompleteLog).map((day) => day.date),
     assumptions: [
@@ -555,10 +561,17 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
     limitingStore: plan.limitingStore,
     advice: plan.advice.map((item) => ({
       at: formatInZone(item.atMs, athlete.timeZone),
+      phase:
+        item.atMs < placed.startMs
+          ? ('before' as const)
+          : item.atMs < placed.endMs
+            ? ('during' as const)
+            : ('after' as const),
       carbsG: item.carbsG,
       absorptionType: item.absorptionType,
       reason: item.reason,
     })),
+    plan: [],
     assumptions: [
       ...new Set([
         ...athlete.assumptions,

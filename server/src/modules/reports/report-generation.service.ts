@@ -834,9 +834,10 @@ function clockOf(at: string, date: string): string {
 }
 
 const FUEL_STATUS_LABELS: Readonly<Record<FuelStatus, string>> = {
-  ready: 'ready',
+  ready: 'fuelled',
   top_up: 'top up',
   at_risk: 'at risk',
+  not_logged: 'not logged (log or plan meals for a fuel status)',
 };
 
 const UNRATED_LABELS: Readonly<Record<NonNullable<PlannedWorkoutFuelFigures['unrated']>, string>> = {
