@@ -60,7 +60,7 @@ describe('fuel timeline', () => {
     expect(spring.points).toHaveLength(96 + 92 + 96);
     expect(spring.capacity).toEqual({ liverG: 100, muscleG: 420 });
     expect(spring.meals).toEqual([
-      { at: '2026-03-28T14:00:00+01:00', name: 'Rice', carbsG: 80, absorptionType: 'FAST' },
+      { at: '2026-03-28T14:00:00+01:00', name: 'Rice', carbsG: 80, absorptionType: 'FAST', source: 'logged' },
     ]);
     const before = spring.points.find((point) => point.at === '2026-03-28T14:00:00+01:00');
     const after = spring.points.find((point) => point.at === '2026-03-28T15:30:00+01:00');
