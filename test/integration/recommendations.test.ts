@@ -263,7 +263,7 @@ describe('a planned workout at risk on fuel', () => {
     expect(recommendation.action).toEqual({
       type: 'log_nutrition',
       plannedWorkoutId: workout.id,
-      items: fuel.body.advice,
+      items: fuel.body.advice.map(({ phase: _phase, ...item }) => item),
     });
     expect(fuel.body.advice.length).toBeGreaterThan(0);
   });
