@@ -465,6 +465,10 @@ describe('the /dashboard page (Chromium)', () => {
         expect(layout.height).toBeLessThan(4500);
       }
       await page.screenshot({ path: `/tmp/dashboard-${width}.png`, fullPage: true });
+      // One picture per section as well: the full page is too tall to look at whole.
+      for (const id of ['recovery-today', 'recommendations', 'fuel', 'training-load', 'recovery-history']) {
+        await page.locator(`section#${id}`).screenshot({ path: `/tmp/dashboard-${width}-${id}.png` });
+      }
     });
   }
 

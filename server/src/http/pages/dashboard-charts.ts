@@ -89,6 +89,8 @@ const WIDTH = 600;
 const PLOT = { left: 50, right: 588, top: 48, bottom: 248 } as const;
 const ROW_HEIGHT = 22;
 const MARKER_RADIUS = 2.4;
+/** Room a band label needs to the right of its band's start (about 14 characters at the phone size). */
+const BAND_LABEL_ROOM = 160;
 
 const fixed = (value: number) => value.toFixed(1);
 
@@ -189,8 +191,10 @@ function bandLabels(options: LineChartOptions, { x, px }: Scale): SafeHtml {
   return html`${(options.xBands ?? []).flatMap((band) => {
     if (band.label === undefined) return [];
     const at = px(Math.min(Math.max(band.from, x.min), x.max));
+    // From the band's start to the right, unless that would run off the plot.
+    const anchor = at > PLOT.right - BAND_LABEL_ROOM ? 'end' : 'start';
     return [
-      html`<text class="band-label ${band.className}" x="${fixed(at)}" y="${PLOT.top + 16}" text-anchor="${anchorFor(at)}" ${band.data}
+      html`<text class="band-label ${band.className}" x="${fixed(at)}" y="${PLOT.top + 16}" text-anchor="${anchor}" ${band.data}
         >${band.label}</text
       >`,
     ];

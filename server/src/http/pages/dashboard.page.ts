@@ -448,13 +448,14 @@ function todayMarker(): ChartMarker {
 function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
   const ramp = data.outlook.rampCtlPerWeek;
   const zone = formZoneOf(latest.tsb);
-  const figure = (key: LoadKey, value: number) =>
+  const figure = (key: LoadKey, value: number, shown: string) =>
     html`<div class="figure" data-key="${key}" data-value="${round1(value)}">
       <dt>${LOAD_LABELS[key]}</dt>
-      <dd>${round1(value).toFixed(1)}</dd>
+      <dd>${shown}</dd>
     </div>`;
   return html`<dl class="load-today" data-date="${latest.date}">
-      ${figure('ctl', latest.ctl)} ${figure('atl', latest.atl)} ${figure('tsb', latest.tsb)}
+      ${figure('ctl', latest.ctl, round1(latest.ctl).toFixed(1))} ${figure('atl', latest.atl, round1(latest.atl).toFixed(1))}
+      ${figure('tsb', latest.tsb, signed(latest.tsb))}
       <div class="figure" data-key="ramp" data-value="${ramp === null ? '' : round1(ramp)}">
         <dt>Ramp (CTL change in 7 days)</dt>
         <dd>${ramp === null ? '–' : `${signed(ramp)} per week`}</dd>
