@@ -1,9 +1,12 @@
 /**
- * The `/dashboard` page (issue 10, "Dashboard"): a signed-in athlete's
- * recovery today, 90 days of recovery and CTL / ATL / TSB, and the next 3 days
- * of glycogen with meals, planned workouts and their fuel advice, drawn as
+ * The `/dashboard` page (issue 10, "Dashboard"; issue 21, point 10): a
+ * signed-in athlete's recovery today, open recommendations with Accept and
+ * Dismiss, liver and muscle glycogen for 3 days with meals by source and each
+ * planned workout's fuel status, and a Performance Management Chart (daily
+ * stress, CTL / ATL, TSB over form zones, ramp, 14-day projection), drawn as
  * server-side SVG. Chromium loads it with seeded data and reads the drawn
- * points back; every number is compared with what the REST API answers.
+ * points back; every number is compared with what the REST API answers, and
+ * the layout is measured at 1280 and 390 px.
  */
 import type {
   FuelStatus,
