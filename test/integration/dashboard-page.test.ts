@@ -8,6 +8,7 @@
  * points back; every number is compared with what the REST API answers, and
  * the layout is measured at 1280 and 390 px.
  */
+import { randomUUID } from 'node:crypto';
 import type {
   FuelStatus,
   FuelTimeline,
@@ -22,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
 import { insertRecommendation } from '../../server/src/modules/derived/recommendations.repository.ts';
-import { usePortalBrowser } from '../support/browser.ts';
+import { csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
@@ -601,6 +602,17 @@ describe('open recommendations on the page (Chromium)', () => {
     expect(res.status()).toBe(403);
     expect(await statusOf(id)).toBe('open');
     expect(await card(page, id).count()).toBe(1);
+
+    // With the page's token, an id that is not the athlete's is a message on the dashboard.
+    const unknown = await context.request.post(`${server.url}/dashboard/recommendations/${randomUUID()}/dismiss`, {
+      form: { _csrf: await csrfCookie(context) },
+      maxRedirects: 0,
+    });
+    expect(unknown.status()).toBe(303);
+    expect(unknown.headers()['location']).toBe('/dashboard?error=missing#recommendations');
+    await page.goto(`${server.url}${unknown.headers()['location'] ?? ''}`);
+    expect(await page.getByRole('alert').textContent()).toContain('no such recommendation');
+    expect(await statusOf(id)).toBe('open');
   });
 });
 

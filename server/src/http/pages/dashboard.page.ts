@@ -873,7 +873,10 @@ function recommendationsSection(data: DashboardData): SafeHtml {
         const headingId = `recommendation-${item.id}`;
         return html`<li class="recommendation" data-recommendation-id="${item.id}" data-kind="${item.kind}">
           <h3 id="${headingId}">${item.title}</h3>
-          <p>${item.body}</p>
+          <details>
+            <summary>What was seen, and what accepting does</summary>
+            <p>${item.body}</p>
+          </details>
           <div class="decide">
             ${postButton(`/dashboard/recommendations/${item.id}/accept`, data.csrf, 'Accept', headingId)}
             ${postButton(`/dashboard/recommendations/${item.id}/dismiss`, data.csrf, 'Dismiss', headingId)}
@@ -908,7 +911,15 @@ const NOTICES: Readonly<Record<string, string>> = {
 const ERRORS: Readonly<Record<string, string>> = {
   decided: 'That recommendation was already decided (accepted, dismissed or expired): nothing was changed.',
   missing: 'There is no such recommendation on your account.',
+  failed: 'That recommendation could not be applied (what it would change has changed): nothing was changed.',
 };
+
+/** The `?error=` key of a decision the service refused. */
+function decisionErrorOf(error: AppError): string {
+  if (error.code === 'conflict') return 'decided';
+  if (error.code === 'not_found') return 'missing';
+  return 'failed';
+}
 
 async function showDashboard(deps: PageDeps, req: Request, res: Response): Promise<void> {
   const user = signedInUserOr303(req, res);
@@ -935,11 +946,10 @@ async function decide(deps: PageDeps, req: Request, res: Response, decision: 'ac
     if (decision === 'accept') await acceptRecommendation({ db: deps.db }, actor, id);
     else await dismissRecommendation(deps.db, actor, id);
   } catch (error) {
-    if (error instanceof AppError && (error.code === 'conflict' || error.code === 'not_found')) {
-      res.redirect(303, `/dashboard?error=${error.code === 'conflict' ? 'decided' : 'missing'}#recommendations`);
-      return;
-    }
-    throw error;
+    // A refusal is a message on the page; anything else is a fault and goes to the error handler.
+    if (!(error instanceof AppError)) throw error;
+    res.redirect(303, `/dashboard?error=${decisionErrorOf(error)}#recommendations`);
+    return;
   }
   res.redirect(303, `/dashboard?notice=${decision === 'accept' ? 'accepted' : 'dismissed'}#recommendations`);
 }
