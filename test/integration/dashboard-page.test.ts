@@ -1,16 +1,29 @@
 /**
- * The `/dashboard` page (issue 10, "Dashboard"): a signed-in athlete's
- * recovery today, 90 days of recovery and CTL / ATL / TSB, and the next 3 days
- * of glycogen with meals, planned workouts and their fuel advice, drawn as
+ * The `/dashboard` page (issue 10, "Dashboard"; issue 21, point 10): a
+ * signed-in athlete's recovery today, open recommendations with Accept and
+ * Dismiss, liver and muscle glycogen for 3 days with meals by source and each
+ * planned workout's fuel status, and a Performance Management Chart (daily
+ * stress, CTL / ATL, TSB over form zones, ramp, 14-day projection), drawn as
  * server-side SVG. Chromium loads it with seeded data and reads the drawn
- * points back; every number is compared with what the REST API answers.
+ * points back; every number is compared with what the REST API answers, and
+ * the layout is measured at 1280 and 390 px.
  */
-import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel, RecoveryDay, TrainingLoad } from '@pacer/contract';
+import { randomUUID } from 'node:crypto';
+import type {
+  FuelStatus,
+  FuelTimeline,
+  PlannedWorkout,
+  PlannedWorkoutFuel,
+  RecommendationList,
+  RecoveryDay,
+  TrainingLoad,
+} from '@pacer/contract';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
-import { usePortalBrowser } from '../support/browser.ts';
+import { insertRecommendation } from '../../server/src/modules/derived/recommendations.repository.ts';
+import { csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
 import { call } from '../support/http.ts';
@@ -142,6 +155,12 @@ afterAll(async () => {
 const chromium = usePortalBrowser(() => server.url);
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
+const STATUS_WORDS: Record<FuelStatus, string> = {
+  ready: 'Fuelled',
+  top_up: 'Top up',
+  at_risk: 'At risk',
+  not_logged: 'Not logged',
+};
 
 /** The drawn points of one series: date (or time) -> value, as the attributes say. */
 async function drawnPoints(chart: Locator, series: string, key: 'data-date' | 'data-at', value: string) {
@@ -194,47 +213,163 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await chart.getAttribute('aria-label')).toContain(`${Object.keys(expected).length} of 90 days`);
   });
 
-  it('draws CTL, ATL and TSB per day at the stored training load, rounded to one decimal', async () => {
+  it('draws the PMC: daily stress bars, CTL and ATL lines, TSB over the form zones, all at the stored numbers', async () => {
     const load = await get<TrainingLoad>(`/api/training-load?from=${historyFrom}&to=${today}`);
     expect(load.items).toHaveLength(HISTORY_DAYS);
     expect(load.items.at(-1)?.ctl).toBeGreaterThan(0);
     const page = await signedInDashboard();
-    const chart = page.getByRole('img', { name: /^Training load per day/ });
-    for (const series of ['ctl', 'atl', 'tsb'] as const) {
+    const region = page.getByRole('region', { name: 'Fitness, fatigue and form' });
+    const fitness = region.getByRole('img', { name: /^Training stress per day/ });
+    const form = region.getByRole('img', { name: /^Form \(TSB/ });
+    for (const [chart, series] of [
+      [fitness, 'ctl'],
+      [fitness, 'atl'],
+      [form, 'tsb'],
+    ] as const) {
       const expected = Object.fromEntries(load.items.map((day) => [day.date, round1(day[series])]));
       expect(await drawnPoints(chart, series, 'data-date', 'data-value')).toEqual(expected);
     }
-    for (const axis of ['Date', 'Training stress per day']) {
-      expect(await chart.locator('text.axis-title', { hasText: axis }).count()).toBe(1);
+    // One bar per day with stress, at the day's TSS: the five rides.
+    const bars = await fitness
+      .locator('rect[data-series="tss"]')
+      .evaluateAll((rects) =>
+        rects.map((rect) => [rect.getAttribute('data-date'), Number(rect.getAttribute('data-value'))]),
+      );
+    const stressed = load.items.filter((day) => day.tss > 0);
+    expect(stressed).toHaveLength(RIDE_DAYS_BACK.length);
+    expect(Object.fromEntries(bars)).toEqual(Object.fromEntries(stressed.map((day) => [day.date, round1(day.tss)])));
+    // Five form zones shaded, each a band with height.
+    const zones = await form
+      .locator('rect[data-zone]')
+      .evaluateAll((rects) =>
+        rects.map((rect) => [rect.getAttribute('data-zone'), rect.getBoundingClientRect().height]),
+      );
+    expect(zones.map(([zone]) => zone)).toEqual(['transition', 'fresh', 'grey', 'optimal', 'high_risk']);
+    for (const [, height] of zones) expect(Number(height)).toBeGreaterThan(0);
+    for (const axis of ['Date', 'Training stress (TSS/day)']) {
+      expect(await fitness.locator('text.axis-title', { hasText: axis }).count()).toBe(1);
     }
+    expect(await form.locator('text.axis-title', { hasText: 'Form, TSB (TSS/day)' }).count()).toBe(1);
+
+    // Today's figures and the ramp: CTL today − CTL a week before.
+    const latest = load.items.at(-1);
+    const weekBefore = load.items.at(-8);
+    const figures = Object.fromEntries(
+      await region
+        .locator('.load-today .figure')
+        .evaluateAll((nodes) =>
+          nodes.map((node) => [node.getAttribute('data-key'), Number(node.getAttribute('data-value'))]),
+        ),
+    );
+    expect(figures).toEqual({
+      ctl: round1(latest?.ctl ?? NaN),
+      atl: round1(latest?.atl ?? NaN),
+      tsb: round1(latest?.tsb ?? NaN),
+      ramp: round1((latest?.ctl ?? NaN) - (weekBefore?.ctl ?? NaN)),
+    });
   });
 
-  it('draws the next 3 days of glycogen at the timeline percents, with the meal and the planned workout marked', async () => {
+  it('draws a dashed 14-day projection of CTL, ATL and TSB from the planned workouts, by the PMC recurrence', async () => {
+    const load = await get<TrainingLoad>(`/api/training-load?from=${today}&to=${today}`);
+    const stored = load.items[0];
+    if (!stored) throw new Error('no training load today');
+    // docs/science.md §1.1: tomorrow's 3 h ride counts its planned 192 TSS; the run without a duration counts 0.
+    const expected: Record<'ctl' | 'atl' | 'tsb', Record<string, number>> = { ctl: {}, atl: {}, tsb: {} };
+    const plannedTss: Record<string, number> = {};
+    let { ctl, atl } = stored;
+    for (let day = 1; day <= 14; day += 1) {
+      const date = addDays(today, day);
+      const tss = day === 1 ? 192 : 0;
+      if (tss > 0) plannedTss[date] = tss;
+      expected.tsb[date] = round1(ctl - atl);
+      ctl += (tss - ctl) / 42;
+      atl += (tss - atl) / 7;
+      expected.ctl[date] = round1(ctl);
+      expected.atl[date] = round1(atl);
+    }
+    const page = await signedInDashboard();
+    const region = page.getByRole('region', { name: 'Fitness, fatigue and form' });
+    const fitness = region.getByRole('img', { name: /^Training stress per day/ });
+    const form = region.getByRole('img', { name: /^Form \(TSB/ });
+    for (const [chart, series] of [
+      [fitness, 'ctl'],
+      [fitness, 'atl'],
+      [form, 'tsb'],
+    ] as const) {
+      expect(await drawnPoints(chart, `${series}-projection`, 'data-date', 'data-value')).toEqual(expected[series]);
+      const line = chart.locator(`.series.${series}.projection path.line`);
+      expect(await line.evaluate((path) => getComputedStyle(path).strokeDasharray)).not.toBe('none');
+    }
+    const planned = await fitness
+      .locator('rect[data-series="tss-planned"]')
+      .evaluateAll((rects) =>
+        rects.map((rect) => [rect.getAttribute('data-date'), Number(rect.getAttribute('data-value'))]),
+      );
+    expect(Object.fromEntries(planned)).toEqual(plannedTss);
+    expect((await region.textContent())?.replace(/\s+/g, ' ')).toContain(
+      '1 planned workout has neither a planned stress nor a duration',
+    );
+  });
+
+  it('draws liver and muscle glycogen in grams at the timeline values, meals by source, workouts with their status', async () => {
     const timeline = await get<FuelTimeline>(`/api/fuel/timeline?from=${today}&to=${addDays(today, 2)}`);
-    const percentAt = new Map(timeline.points.map((point) => [point.at, point.percent]));
+    const fuel = await get<PlannedWorkoutFuel>(`/api/planned-workouts/${planned.id}/fuel`);
     const onTheHour = timeline.points.filter((point) => point.at.slice(14, 16) === '00');
     expect(onTheHour.length).toBeGreaterThanOrEqual(71);
 
     const page = await signedInDashboard();
-    const chart = page.getByRole('img', { name: /^Glycogen/ });
-    const drawn = await drawnPoints(chart, 'glycogen', 'data-at', 'data-percent');
-    expect(Object.keys(drawn)).toHaveLength(onTheHour.length);
-    for (const [at, value] of Object.entries(drawn)) expect(value, at).toBe(percentAt.get(at));
-    // The line itself has a vertex at every 15-minute step.
-    const path = await chart.locator('.series.glycogen path.line').getAttribute('d');
-    expect(path?.match(/[ML]/g)).toHaveLength(timeline.points.length);
+    const region = page.getByRole('region', { name: /^Glycogen/ });
+    for (const store of ['liver', 'muscle'] as const) {
+      const chart = region.getByRole('img', {
+        name: new RegExp(`^${store === 'liver' ? 'Liver' : 'Muscle'} glycogen in grams`),
+      });
+      const drawn = await drawnPoints(chart, store, 'data-at', 'data-grams');
+      expect(Object.keys(drawn)).toHaveLength(onTheHour.length);
+      const grams = new Map(
+        timeline.points.map((point) => [point.at, store === 'liver' ? point.liverG : point.muscleG]),
+      );
+      for (const [at, value] of Object.entries(drawn)) expect(value, at).toBe(grams.get(at));
+      // The line has a vertex at every 15-minute step.
+      const path = await chart.locator(`.series.${store} path.line`).getAttribute('d');
+      expect(path?.match(/[ML]/g)).toHaveLength(timeline.points.length);
+      const capacity = store === 'liver' ? timeline.capacity.liverG : timeline.capacity.muscleG;
+      expect(await chart.locator('text.rule-label', { hasText: `capacity ${Math.round(capacity)} g` }).count()).toBe(1);
+      expect(
+        await chart
+          .locator('text.axis-title', { hasText: `${store === 'liver' ? 'Liver' : 'Muscle'} glycogen (g)` })
+          .count(),
+      ).toBe(1);
+    }
+    const liverChart = region.getByRole('img', { name: /^Liver glycogen in grams/ });
 
-    const meal = chart.locator('[data-meal]');
-    expect(await meal.count()).toBe(1);
-    expect(await meal.getAttribute('data-meal')).toBe(MEAL_NAME);
-    expect(await meal.getAttribute('data-carbs-g')).toBe('80');
-    expect(await meal.getAttribute('data-at')).toBe(timeline.meals[0]?.at);
-    const band = chart.locator(`[data-workout-id="${planned.id}"]`);
+    // Every meal marked with its source; the one we logged is `logged`, drawn filled; planned and assumed hollow.
+    const meals = await liverChart.locator('[data-meal]').evaluateAll((nodes) =>
+      nodes.map((node) => ({
+        at: node.getAttribute('data-at'),
+        source: node.getAttribute('data-source'),
+        fill: getComputedStyle(node.querySelector('path') as Element).fill,
+      })),
+    );
+    expect(meals.map(({ at, source }) => ({ at, source }))).toEqual(
+      timeline.meals.map((meal) => ({ at: meal.at, source: meal.source })),
+    );
+    const logged = timeline.meals.find((meal) => meal.name === MEAL_NAME);
+    expect(logged?.source).toBe('logged');
+    for (const meal of meals) expect(meal.fill === 'none', `${meal.source} marker fill`).toBe(meal.source !== 'logged');
+    expect(await region.locator('.legend').textContent()).toMatch(/Logged meal.*Planned meal.*Assumed meal/s);
+
+    // The planned workout's band and label carry the status word and the store that limits, as REST answers.
+    const band = liverChart.locator(`rect[data-workout-id="${planned.id}"]`);
     expect(await band.getAttribute('data-kind')).toBe('planned');
+    expect(await band.getAttribute('data-status')).toBe(fuel.status);
+    expect(await band.getAttribute('data-limiting-store')).toBe(fuel.limitingStore ?? '');
+    const word = STATUS_WORDS[fuel.status];
+    const label = liverChart.locator(`text.band-label[data-workout-id="${planned.id}"]`);
+    expect(await label.textContent()).toBe(fuel.limitingStore === null ? word : `${word} · ${fuel.limitingStore}`);
     expect(await page.locator('main b, main i').count()).toBe(0);
   });
 
-  it("lists each planned workout's fuel status and advice, and leaves out one that cannot be forecast", async () => {
+  it("lists each planned workout's status word and its advice collapsed to a plan, leaving out one that cannot be forecast", async () => {
     const fuel = await get<PlannedWorkoutFuel>(`/api/planned-workouts/${planned.id}/fuel`);
     const unforecast = await call(server.url, 'GET', `/api/planned-workouts/${undurated.id}/fuel`, { token });
     expect(unforecast.status).toBe(422);
@@ -247,45 +382,99 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await plan.locator('h4').textContent()).toBe(PLANNED_TITLE);
     const status = plan.locator('.fuel-status');
     expect(await status.getAttribute('data-status')).toBe(fuel.status);
-    expect(await status.textContent()).toBe(
-      { ready: 'Fuelled', top_up: 'Top up', at_risk: 'At risk', not_logged: 'Not logged' }[fuel.status],
-    );
+    expect(await status.textContent()).toBe(STATUS_WORDS[fuel.status]);
+    // Fuel words are not recovery's words.
+    for (const word of Object.values(STATUS_WORDS)) expect(['Ready', 'Maintain', 'Recover']).not.toContain(word);
+    if (fuel.limitingStore !== null) {
+      expect(await plan.locator('.limiting-store').getAttribute('data-store')).toBe(fuel.limitingStore);
+    }
+
     expect(fuel.advice.length).toBeGreaterThan(0);
-    const advice = await plan
-      .locator('ol.advice li')
-      .evaluateAll((items) =>
-        items.map((item) => ({ at: item.getAttribute('data-at'), carbsG: Number(item.getAttribute('data-carbs-g')) })),
-      );
+    const details = plan.locator('details.advice-plan');
+    expect(await details.evaluate((node) => (node as HTMLDetailsElement).open)).toBe(false);
+    // Collapsed: the summary shows the plan, one line per phase; the items are hidden until opened.
+    const lines = await details
+      .locator('summary .plan-line')
+      .evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-phase')));
+    const phases =
+      fuel.plan.length > 0 ? fuel.plan.map((line) => line.phase) : [...new Set(fuel.advice.map((item) => item.phase))];
+    expect(lines).toEqual(phases);
+    if (fuel.plan.length > 0) {
+      expect(await details.locator('summary').textContent()).toContain(fuel.plan[0]?.text ?? '?');
+    } else {
+      const total = fuel.advice.filter((item) => item.phase === phases[0]).reduce((sum, item) => sum + item.carbsG, 0);
+      expect(await details.locator('summary .plan-line').first().textContent()).toContain(`${Math.round(total)} g`);
+    }
+    const items = plan.locator('ol.advice li');
+    expect(await items.first().isVisible()).toBe(false);
+    await details.locator('summary').click();
+    expect(await items.first().isVisible()).toBe(true);
+    const advice = await items.evaluateAll((nodes) =>
+      nodes.map((node) => ({ at: node.getAttribute('data-at'), carbsG: Number(node.getAttribute('data-carbs-g')) })),
+    );
     expect(advice).toEqual(fuel.advice.map((item) => ({ at: item.at, carbsG: item.carbsG })));
-    expect(await plan.locator('ol.advice li').first().textContent()).toContain(fuel.advice[0]?.reason ?? '?');
+    expect(await items.first().textContent()).toContain(fuel.advice[0]?.reason ?? '?');
   });
 
-  it('stays within a 390 px wide screen, charts scaled and tables scrolling in their own box', async () => {
-    const page = await signedInDashboard();
-    await page.setViewportSize({ width: 1280, height: 900 });
-    await page.screenshot({ path: '/tmp/dashboard-1280.png', fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    const widths = await page.evaluate(() => ({
-      document: document.documentElement.scrollWidth,
-      charts: Array.from(document.querySelectorAll('svg.chart'), (svg) => svg.getBoundingClientRect().width),
-    }));
-    expect(widths.document).toBeLessThanOrEqual(391);
-    expect(widths.charts).toHaveLength(3);
-    for (const width of widths.charts) expect(width).toBeLessThanOrEqual(390);
-    // The components table is wider than the phone: it scrolls inside its own box, within the screen.
-    const tableBox = await page.locator('#recovery-today .table-wrap').evaluate((wrap) => ({
-      overflowX: getComputedStyle(wrap).overflowX,
-      right: wrap.getBoundingClientRect().right,
-      scrolls: wrap.scrollWidth > wrap.clientWidth,
-    }));
-    expect(tableBox).toEqual({ overflowX: 'auto', right: expect.any(Number) as number, scrolls: true });
-    expect(tableBox.right).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: '/tmp/dashboard-390.png', fullPage: true });
-    // One picture per section as well: the full page is too tall to look at whole.
-    for (const id of ['recovery-today', 'recovery-history', 'training-load', 'fuel']) {
-      await page.locator(`section#${id}`).screenshot({ path: `/tmp/dashboard-390-${id}.png` });
-    }
-  });
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: no text rendered under 11 px, no horizontal scroll, every column on screen`, async () => {
+      const page = await signedInDashboard();
+      await page.setViewportSize({ width, height: 900 });
+      const layout = await page.evaluate(() => {
+        const small: string[] = [];
+        let measured = 0;
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+          const parent = node.parentElement;
+          if (!parent || (node.textContent ?? '').trim() === '' || parent.closest('title, script, style')) continue;
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const box = range.getBoundingClientRect();
+          if (box.width === 0 || box.height === 0) continue; // not rendered (a closed <details>, a hidden head)
+          const css = parseFloat(getComputedStyle(parent).fontSize);
+          // SVG text scales with its viewBox: the rendered size is the CSS size times the drawing's scale.
+          const svg = parent.closest('svg');
+          const scale = svg ? (svg.getScreenCTM()?.a ?? 1) : 1;
+          measured += 1;
+          if (css * scale < 11)
+            small.push(`${(css * scale).toFixed(1)} px: ${(node.textContent ?? '').trim().slice(0, 40)}`);
+        }
+        const main = document.querySelector('main') ?? document.body;
+        const offscreen = Array.from(main.querySelectorAll('th, td, text, p, li, h2, h3, h4'))
+          .filter((element) => element.getBoundingClientRect().right > window.innerWidth + 0.5)
+          .map((element) => (element.textContent ?? '').trim().slice(0, 40));
+        return {
+          small,
+          measured,
+          offscreen,
+          scrollWidth: document.documentElement.scrollWidth,
+          height: document.documentElement.scrollHeight,
+          charts: document.querySelectorAll('svg.chart').length,
+        };
+      });
+      expect(layout.measured).toBeGreaterThan(100);
+      expect(layout.small).toEqual([]);
+      expect(layout.scrollWidth).toBeLessThanOrEqual(width);
+      expect(layout.offscreen).toEqual([]);
+      // Recovery, fitness, form, liver and muscle.
+      expect(layout.charts).toBe(5);
+      if (width === 390) {
+        // The components table stacks into cards that fit, instead of scrolling.
+        const table = await page.locator('#recovery-today .table-wrap').evaluate((wrap) => ({
+          scrolls: wrap.scrollWidth > wrap.clientWidth,
+          right: wrap.getBoundingClientRect().right,
+        }));
+        expect(table.scrolls).toBe(false);
+        expect(table.right).toBeLessThanOrEqual(390);
+        expect(layout.height).toBeLessThan(4500);
+      }
+      await page.screenshot({ path: `/tmp/dashboard-${width}.png`, fullPage: true });
+      // One picture per section as well: the full page is too tall to look at whole.
+      for (const id of ['recovery-today', 'recommendations', 'fuel', 'training-load', 'recovery-history']) {
+        await page.locator(`section#${id}`).screenshot({ path: `/tmp/dashboard-${width}-${id}.png` });
+      }
+    });
+  }
 
   it('shows a note instead of the glycogen forecast while nutrition is off, and says when there is no data', async () => {
     const other = await makeUser(server.db, { timeZone: ZONE });
@@ -300,6 +489,130 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await fuel.locator('svg').count()).toBe(0);
     expect(await page.getByRole('region', { name: 'Recovery today' }).textContent()).toContain('No recovery score');
     expect(await page.locator('svg.chart').count()).toBe(0);
+  });
+});
+
+describe('open recommendations on the page (Chromium)', () => {
+  let decider: User;
+  let deciderToken: string;
+  let workout: PlannedWorkout;
+  let sequence = 0;
+
+  /** One open `lighter_week` recommendation scaling the workout to 80 %, stored as a rule would store it. */
+  async function openRecommendation(title: string): Promise<string> {
+    sequence += 1;
+    const row = await insertRecommendation(server.db, decider.id, {
+      kind: 'lighter_week',
+      dedupeKey: `dashboard-test:${sequence}`,
+      plannedWorkoutId: null,
+      title,
+      body: 'Fitness rose by 9.0 in a week, above 8: planned stress scaled to 80 %.',
+      evidence: { rule: 'ctl_ramp_too_steep', date: today, ctl: 50, ctlWeekBefore: 41, ctlRamp: 9, threshold: 8 },
+      action: {
+        type: 'scale_week',
+        scaleTrainingStress: 0.8,
+        from: addDays(today, 1),
+        to: addDays(today, 7),
+        plannedWorkoutIds: [workout.id],
+      },
+    });
+    return row.id;
+  }
+
+  async function statusOf(id: string): Promise<string | undefined> {
+    for (const status of ['open', 'accepted', 'dismissed', 'expired']) {
+      const res = await call<RecommendationList>(server.url, 'GET', `/api/recommendations?status=${status}`, {
+        token: deciderToken,
+      });
+      expect(res.status).toBe(200);
+      if (res.body.items.some((item) => item.id === id)) return status;
+    }
+    return undefined;
+  }
+
+  async function plannedStress(): Promise<number | null> {
+    const res = await call<PlannedWorkout>(server.url, 'GET', `/api/planned-workouts/${workout.id}`, {
+      token: deciderToken,
+    });
+    expect(res.status).toBe(200);
+    return res.body.trainingStress;
+  }
+
+  const card = (page: Page, id: string) => page.locator(`li.recommendation[data-recommendation-id="${id}"]`);
+
+  beforeAll(async () => {
+    decider = await makeUser(server.db, { timeZone: ZONE });
+    deciderToken = (
+      await mintToken(server.db, decider, {
+        scopes: ['planning:read', 'planning:write', 'recommendations:read', 'recommendations:write'],
+      })
+    ).token;
+    const res = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+      token: deciderToken,
+      body: { date: addDays(today, 3), sport: 'ride', title: 'Tempo', durationSecs: 3600, trainingStress: 100 },
+    });
+    expect(res.status).toBe(201);
+    workout = res.body;
+    await settled(decider);
+  });
+
+  it('dismissing through the page marks it dismissed and changes nothing else', async () => {
+    const id = await openRecommendation('Lighter week (dismiss me)');
+    const page = await signedInDashboard(decider);
+    const item = card(page, id);
+    expect(await item.locator('h3').textContent()).toBe('Lighter week (dismiss me)');
+    await item.getByRole('button', { name: 'Dismiss' }).click();
+    await page.waitForURL(/\/dashboard\?notice=dismissed/);
+    expect(await page.getByRole('status').textContent()).toContain('Recommendation dismissed');
+    expect(await card(page, id).count()).toBe(0);
+    expect(await statusOf(id)).toBe('dismissed');
+    expect(await plannedStress()).toBe(100);
+  });
+
+  it('accepting through the page applies its action and marks it accepted', async () => {
+    const id = await openRecommendation('Lighter week (accept me)');
+    const page = await signedInDashboard(decider);
+    await card(page, id).getByRole('button', { name: 'Accept' }).click();
+    await page.waitForURL(/\/dashboard\?notice=accepted/);
+    expect(await page.getByRole('status').textContent()).toContain('Recommendation accepted');
+    expect(await statusOf(id)).toBe('accepted');
+    expect(await plannedStress()).toBe(80);
+    await settled(decider);
+  });
+
+  it('a recommendation decided elsewhere meanwhile is a message on the page, not an error page', async () => {
+    const id = await openRecommendation('Lighter week (decided elsewhere)');
+    const page = await signedInDashboard(decider);
+    const dismissed = await call(server.url, 'POST', `/api/recommendations/${id}/dismiss`, { token: deciderToken });
+    expect(dismissed.status).toBe(200);
+    await card(page, id).getByRole('button', { name: 'Accept' }).click();
+    await page.waitForURL(/\/dashboard\?error=decided/);
+    expect(await page.getByRole('alert').textContent()).toContain('already decided');
+    expect(await statusOf(id)).toBe('dismissed');
+    expect(await plannedStress()).toBe(80);
+  });
+
+  it('refuses a decision posted without the page form token', async () => {
+    const id = await openRecommendation('Lighter week (forged)');
+    const { context, page } = await chromium.signedInPage(decider, '/dashboard');
+    const res = await context.request.post(`${server.url}/dashboard/recommendations/${id}/accept`, {
+      form: { _csrf: 'not-the-token' },
+      maxRedirects: 0,
+    });
+    expect(res.status()).toBe(403);
+    expect(await statusOf(id)).toBe('open');
+    expect(await card(page, id).count()).toBe(1);
+
+    // With the page's token, an id that is not the athlete's is a message on the dashboard.
+    const unknown = await context.request.post(`${server.url}/dashboard/recommendations/${randomUUID()}/dismiss`, {
+      form: { _csrf: await csrfCookie(context) },
+      maxRedirects: 0,
+    });
+    expect(unknown.status()).toBe(303);
+    expect(unknown.headers()['location']).toBe('/dashboard?error=missing#recommendations');
+    await page.goto(`${server.url}${unknown.headers()['location'] ?? ''}`);
+    expect(await page.getByRole('alert').textContent()).toContain('no such recommendation');
+    expect(await statusOf(id)).toBe('open');
   });
 });
 

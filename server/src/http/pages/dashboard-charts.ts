@@ -46,6 +46,17 @@ export interface ChartBand {
   readonly className: string;
   readonly data?: SafeHtml;
   readonly title?: string;
+  /** x bands only: a short label at the top of the plot, from the band's start (a workout's fuel status). */
+  readonly label?: string;
+}
+
+/** A bar from 0 to `value` at one x (a day's training stress). */
+export interface ChartBar {
+  readonly x: number;
+  readonly value: number;
+  readonly className: string;
+  readonly data: SafeHtml;
+  readonly title: string;
 }
 
 /** A vertical mark at one x (a meal, now), with an optional label at its top. */
@@ -69,13 +80,17 @@ export interface LineChartOptions {
   /** Horizontal reference lines (e.g. a target level). */
   readonly yRules?: readonly { readonly value: number; readonly className: string; readonly label: string }[];
   readonly markers?: readonly ChartMarker[];
+  /** Bars behind the lines, each one x step wide at most (the x axis counts steps, e.g. days). */
+  readonly bars?: readonly ChartBar[];
 }
 
 // Geometry in SVG user units; the y-axis title sits above the plot so phones keep the full width.
 const WIDTH = 600;
-const PLOT = { left: 44, right: 588, top: 36, bottom: 236 } as const;
-const ROW_HEIGHT = 18;
+const PLOT = { left: 50, right: 588, top: 48, bottom: 248 } as const;
+const ROW_HEIGHT = 22;
 const MARKER_RADIUS = 2.4;
+/** Room a band label needs to the right of its band's start (about 14 characters at the phone size). */
+const BAND_LABEL_ROOM = 160;
 
 const fixed = (value: number) => value.toFixed(1);
 
@@ -158,7 +173,7 @@ function bandRects(options: LineChartOptions, { x, y, px, py }: Scale): SafeHtml
   const yBands = (options.yBands ?? []).map((band) => {
     const top = py(clampY(Math.max(band.from, band.to)));
     const bottom = py(clampY(Math.min(band.from, band.to)));
-    return html`<rect class="${band.className}" x="${PLOT.left}" y="${fixed(top)}" width="${PLOT.right - PLOT.left}" height="${fixed(bottom - top)}" />`;
+    return html`<rect class="${band.className}" x="${PLOT.left}" y="${fixed(top)}" width="${PLOT.right - PLOT.left}" height="${fixed(bottom - top)}" ${band.data} />`;
   });
   const clampX = (value: number) => Math.min(Math.max(value, x.min), x.max);
   const xBands = (options.xBands ?? []).map((band) => {
@@ -169,6 +184,35 @@ function bandRects(options: LineChartOptions, { x, y, px, py }: Scale): SafeHtml
     >`;
   });
   return html`${yBands} ${xBands}`;
+}
+
+/** The x bands' labels, in the plot's top row, drawn over the lines so they stay readable. */
+function bandLabels(options: LineChartOptions, { x, px }: Scale): SafeHtml {
+  return html`${(options.xBands ?? []).flatMap((band) => {
+    if (band.label === undefined) return [];
+    const at = px(Math.min(Math.max(band.from, x.min), x.max));
+    // From the band's start to the right, unless that would run off the plot.
+    const anchor = at > PLOT.right - BAND_LABEL_ROOM ? 'end' : 'start';
+    return [
+      html`<text class="band-label ${band.className}" x="${fixed(at)}" y="${PLOT.top + 16}" text-anchor="${anchor}" ${band.data}
+        >${band.label}</text
+      >`,
+    ];
+  })}`;
+}
+
+/** Bars from 0 (or the axis minimum, when above 0) to each value, one x step wide less a gap. */
+function barRects(options: LineChartOptions, { x, y, px, py }: Scale): SafeHtml {
+  const step = (PLOT.right - PLOT.left) / Math.max(1, x.max - x.min);
+  const width = Math.max(1, step * 0.7);
+  const base = py(Math.max(0, y.min));
+  return html`${(options.bars ?? []).map((bar) => {
+    const top = py(Math.min(Math.max(bar.value, y.min), y.max));
+    const left = Math.min(Math.max(px(bar.x) - width / 2, PLOT.left), PLOT.right - width);
+    return html`<rect class="bar ${bar.className}" x="${fixed(left)}" y="${fixed(Math.min(top, base))}" width="${fixed(width)}" height="${fixed(Math.abs(base - top))}" ${bar.data}
+      ><title>${bar.title}</title></rect
+    >`;
+  })}`;
 }
 
 /** Reference lines across the plot, then the vertical markers (meals, now). */
@@ -185,7 +229,7 @@ function rulesAndMarkers(options: LineChartOptions, { px, py }: Scale): SafeHtml
       <title>${marker.title}</title>
       <line x1="${at}" x2="${at}" y1="${PLOT.top}" y2="${PLOT.bottom}" />
       <path d="M${at} ${PLOT.top + 7} l-5 -8 h10 z" />
-      ${marker.label === undefined ? undefined : html`<text x="${at}" y="${PLOT.top - 4}" text-anchor="${anchorFor(px(marker.at))}">${marker.label}</text>`}
+      ${marker.label === undefined ? undefined : html`<text x="${at}" y="${PLOT.top - 6}" text-anchor="${anchorFor(px(marker.at))}">${marker.label}</text>`}
     </g>`;
   });
   return html`${yRules} ${markers}`;
@@ -213,7 +257,7 @@ export function lineChart(options: LineChartOptions): SafeHtml {
   const { x, y } = options;
   const scale = scaleOf(x, y);
   const rows = Math.max(1, ...x.ticks.map((tick) => (tick.row ?? 0) + 1));
-  const xTitleY = PLOT.bottom + rows * ROW_HEIGHT + 20;
+  const xTitleY = PLOT.bottom + rows * ROW_HEIGHT + 24;
   const height = xTitleY + 8;
   return html`<svg
     class="chart"
@@ -223,10 +267,11 @@ export function lineChart(options: LineChartOptions): SafeHtml {
     xmlns="http://www.w3.org/2000/svg"
   >
     <title>${options.title}</title>
-    ${bandRects(options, scale)} ${gridLines(scale)} ${rulesAndMarkers(options, scale)} ${seriesLines(options, scale)}
+    ${bandRects(options, scale)} ${gridLines(scale)} ${barRects(options, scale)} ${rulesAndMarkers(options, scale)}
+    ${seriesLines(options, scale)} ${bandLabels(options, scale)}
     <line class="axis" x1="${PLOT.left}" x2="${PLOT.right}" y1="${PLOT.bottom}" y2="${PLOT.bottom}" />
     <line class="axis" x1="${PLOT.left}" x2="${PLOT.left}" y1="${PLOT.top}" y2="${PLOT.bottom}" />
-    <text class="axis-title" x="${PLOT.left}" y="14" text-anchor="start">${y.title}</text>
+    <text class="axis-title" x="${PLOT.left}" y="18" text-anchor="start">${y.title}</text>
     <text class="axis-title" x="${(PLOT.left + PLOT.right) / 2}" y="${xTitleY}" text-anchor="middle">${x.title}</text>
   </svg>`;
 }

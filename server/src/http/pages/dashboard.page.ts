@@ -1,9 +1,14 @@
 import {
+  FUEL_MEAL_SOURCES,
   PAGE_LIMIT_MAX,
   USER_SCOPES,
   RECOVERY_COMPONENTS,
+  type FuelAdvicePhase,
+  type FuelLimitingStore,
+  type FuelMealSource,
   type FuelStatus,
   type FuelTimeline,
+  type Recommendation,
   type PlannedWorkout,
   type PlannedWorkoutFuel,
   type RecoveryComponent,
@@ -18,7 +23,26 @@ import type { User } from '../../db/tables.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { AppError } from '../../errors.ts';
 import { addDays, formatInZone, localDateOf } from '../../lib/dates.ts';
-import { getRecoveryPage, getTrainingLoad } from '../../modules/derived/analytics.service.ts';
+import {
+  getLoadOutlook,
+  getRecoveryPage,
+  getTrainingLoad,
+  type LoadOutlook,
+} from '../../modules/derived/analytics.service.ts';
+import { LIVER_RISK_G, MUSCLE_FLOOR_FRACTION } from '../../modules/derived/glycogen.constants.ts';
+import {
+  FORM_ZONE_BOUNDS,
+  FORM_ZONES,
+  type FormZone,
+  formZoneOf,
+  LOAD_PROJECTION_DAYS,
+} from '../../modules/derived/load-projection.ts';
+import {
+  acceptRecommendation,
+  dismissRecommendation,
+  listRecommendationsOf,
+} from '../../modules/derived/recommendations.service.ts';
+import { RAMP_TOO_STEEP_CTL_PER_WEEK } from '../../modules/derived/training-load.model.ts';
 import { MAINTAIN_MIN_SCORE, READY_MIN_SCORE } from '../../modules/derived/recovery.model.ts';
 import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
 import { listPlannedWorkoutPage } from '../../modules/planned-workouts/planned-workouts.service.ts';
@@ -26,12 +50,16 @@ import type { PageDeps } from './account.pages.ts';
 import {
   type AxisTick,
   type ChartBand,
+  type ChartBar,
   type ChartMarker,
   type ChartPoint,
+  type ChartSeries,
   lineChart,
   niceTicks,
 } from './dashboard-charts.ts';
-import { html, page, type SafeHtml, sendPage } from './html.ts';
+import { formPost, noticeOf } from './forms.ts';
+import { csrfTokenFor } from './csrf.ts';
+import { html, page, postButton, type SafeHtml, sendPage, statusNotice } from './html.ts';
 import { signedInUserOr303 } from './session-guard.ts';
 
 /** Days of recovery and training load drawn, ending today. */
@@ -61,9 +89,19 @@ interface DashboardData {
   readonly historyFrom: string;
   readonly recovery: readonly RecoveryDay[];
   readonly load: readonly TrainingLoadDay[];
+  readonly outlook: LoadOutlook;
   /** `null` while the nutrition feature is off. */
   readonly fuel: { readonly timeline: FuelTimeline; readonly planned: readonly PlannedFuel[] } | null;
+  /** The open recommendations, newest first. */
+  readonly recommendations: readonly Recommendation[];
+  /** The form token of this page's Accept and Dismiss buttons. */
+  readonly csrf: string;
+  readonly notice: string | undefined;
+  readonly error: string | undefined;
 }
+
+/** Open recommendations shown at most; the REST list has them all. */
+const RECOMMENDATIONS_SHOWN = 20;
 
 async function loadFuel(db: Db, actor: Actor, today: string, now: Date): Promise<DashboardData['fuel']> {
   const to = addDays(today, FUEL_DAYS - 1);
@@ -85,14 +123,22 @@ async function loadFuel(db: Db, actor: Actor, today: string, now: Date): Promise
   return { timeline, planned: fuels.filter((entry): entry is PlannedFuel => entry !== undefined) };
 }
 
-async function loadDashboard(db: Db, user: User, now: Date): Promise<DashboardData> {
+interface PageState {
+  readonly csrf: string;
+  readonly notice: string | undefined;
+  readonly error: string | undefined;
+}
+
+async function loadDashboard(db: Db, user: User, now: Date, state: PageState): Promise<DashboardData> {
   const actor = actorOfSessionUser(user);
   const today = localDateOf(now, user.timeZone);
   const historyFrom = addDays(today, -(HISTORY_DAYS - 1));
-  const [recovery, load, fuel] = await Promise.all([
+  const [recovery, load, outlook, fuel, recommendations] = await Promise.all([
     getRecoveryPage(db, actor, { from: historyFrom, to: today, limit: PAGE_LIMIT_MAX }),
     getTrainingLoad(db, actor, { from: historyFrom, to: today }),
+    getLoadOutlook(db, actor, now),
     user.featureFlags.nutrition !== false ? loadFuel(db, actor, today, now) : Promise.resolve(null),
+    listRecommendationsOf(db, actor, { status: 'open', limit: RECOMMENDATIONS_SHOWN }),
   ]);
   return {
     timeZone: user.timeZone,
@@ -101,7 +147,10 @@ async function loadDashboard(db: Db, user: User, now: Date): Promise<DashboardDa
     historyFrom,
     recovery: recovery.items,
     load: load.items,
+    outlook,
     fuel,
+    recommendations: recommendations.items,
+    ...state,
   };
 }
 
@@ -136,6 +185,20 @@ const FUEL_STATUS_LABELS: Record<FuelStatus, string> = {
   top_up: 'Top up',
   at_risk: 'At risk',
   not_logged: 'Not logged',
+};
+const STORE_LABELS: Record<FuelLimitingStore, string> = { liver: 'Liver', muscle: 'Muscle' };
+const MEAL_SOURCE_LABELS: Record<FuelMealSource, string> = {
+  logged: 'Logged meal',
+  planned: 'Planned meal',
+  assumed: 'Assumed meal (your usual intake)',
+};
+const PHASE_LABELS: Record<FuelAdvicePhase, string> = { before: 'Before', during: 'During', after: 'After' };
+const FORM_ZONE_LABELS: Record<FormZone, string> = {
+  transition: 'Transition',
+  fresh: 'Fresh',
+  grey: 'Grey zone',
+  optimal: 'Optimal training',
+  high_risk: 'High risk',
 };
 interface ComponentRow {
   readonly label: string;
@@ -175,13 +238,15 @@ function componentRow(name: RecoveryComponentName, component: RecoveryComponent)
   const baseline = component.baseline;
   return html`<tr data-component="${name}">
     <th scope="row">${row.label}</th>
-    <td class="num">${component.value === null ? '–' : row.value(component.value)}</td>
-    <td class="num">${baseline && row.range ? row.range(baseline.low, baseline.high) : '–'}</td>
-    <td class="num">${component.score === null ? '–' : Math.round(component.score)}</td>
-    <td class="num">
+    <td class="num" data-label="Value">${component.value === null ? '–' : row.value(component.value)}</td>
+    <td class="num" data-label="Normal range">
+      ${baseline && row.range ? row.range(baseline.low, baseline.high) : '–'}
+    </td>
+    <td class="num" data-label="Score">${component.score === null ? '–' : Math.round(component.score)}</td>
+    <td class="num" data-label="Weight">
       ${component.weight === null ? html`<span class="muted">left out</span>` : percent(component.weight * 100)}
     </td>
-    <td class="detail">${component.detail}</td>
+    <td class="detail" data-label="What it saw">${component.detail}</td>
   </tr>`;
 }
 
@@ -199,7 +264,7 @@ function recoveryToday(day: RecoveryDay | undefined, today: string): SafeHtml {
       <p class="status-label" data-status="${day.status}">${RECOVERY_STATUS_LABELS[day.status]}</p>
     </div>
     <p class="explanation">${day.explanation}</p>
-    <div class="table-wrap">
+    <div class="table-wrap stack">
       <table>
         <caption>
           What the score is made of
@@ -280,55 +345,230 @@ function recoveryChart(data: DashboardData): SafeHtml {
     })}`;
 }
 
-const LOAD_SERIES = [
-  { key: 'ctl', label: 'CTL (fitness)' },
-  { key: 'atl', label: 'ATL (fatigue)' },
-  { key: 'tsb', label: 'TSB (form)' },
-] as const;
+/** Days on the load charts' x axis: the history, then the projection. */
+const LOAD_AXIS_DAYS = HISTORY_DAYS + LOAD_PROJECTION_DAYS;
 
-function trainingLoadChart(data: DashboardData): SafeHtml {
-  if (data.load.length === 0) {
+/** A signed number with one decimal: `+3.2`, `−4.0` (a true minus sign). */
+function signed(value: number): string {
+  const rounded = round1(value);
+  return `${rounded > 0 ? '+' : rounded < 0 ? '−' : '±'}${Math.abs(rounded).toFixed(1)}`;
+}
+
+/** The history's and the projection's dates with their x (history first: a day's x is its index). */
+function loadDates(data: DashboardData): { date: string; x: number }[] {
+  return Array.from({ length: LOAD_AXIS_DAYS }, (_, index) => ({ date: addDays(data.historyFrom, index), x: index }));
+}
+
+type LoadKey = 'ctl' | 'atl' | 'tsb';
+const LOAD_LABELS: Record<LoadKey, string> = { ctl: 'CTL (fitness)', atl: 'ATL (fatigue)', tsb: 'TSB (form)' };
+
+/**
+ * One CTL, ATL or TSB line over the stored days, and its dashed projection
+ * (joined to today's stored value, which carries no marker of its own there).
+ */
+function loadSeries(data: DashboardData, key: LoadKey): ChartSeries[] {
+  const byDate = new Map(data.load.map((day) => [day.date, day]));
+  const history = historyDates(data.historyFrom).map((date, index): ChartPoint => {
+    const day = byDate.get(date);
+    const value = day === undefined ? null : round1(day[key]);
+    return {
+      x: index,
+      y: value,
+      data: html`data-date="${date}" data-value="${value ?? ''}" data-series="${key}"`,
+      title: `${dayLabel(date)}: ${LOAD_LABELS[key]} ${value ?? 'none'}`,
+    };
+  });
+  const series: ChartSeries[] = [{ className: key, points: history }];
+  const projection = data.outlook.projection;
+  const todayPoint = history.at(-1);
+  if (projection.length === 0 || todayPoint?.y === null || todayPoint === undefined) return series;
+  const projected = projection.map((day, index): ChartPoint => {
+    const value = round1(day[key]);
+    return {
+      x: HISTORY_DAYS + index,
+      y: value,
+      data: html`data-date="${day.date}" data-value="${value}" data-series="${key}-projection"`,
+      title: `${dayLabel(day.date)} (projected from planned workouts): ${LOAD_LABELS[key]} ${value}`,
+    };
+  });
+  return [
+    ...series,
+    {
+      className: `${key} projection`,
+      points: [todayPoint, ...projected],
+      markerAt: (point) => point.x >= HISTORY_DAYS,
+    },
+  ];
+}
+
+/** Each day's stress as a bar: recorded days solid, planned days (the projection) hollow. */
+function stressBars(data: DashboardData): ChartBar[] {
+  const byDate = new Map(data.load.map((day) => [day.date, day]));
+  const recorded = historyDates(data.historyFrom).flatMap((date, index): ChartBar[] => {
+    const tss = byDate.get(date)?.tss ?? 0;
+    if (tss <= 0) return [];
+    return [
+      {
+        x: index,
+        value: tss,
+        className: 'tss',
+        data: html`data-date="${date}" data-value="${round1(tss)}" data-series="tss"`,
+        title: `${dayLabel(date)}: ${Math.round(tss)} TSS`,
+      },
+    ];
+  });
+  const planned = data.outlook.projection.flatMap((day, index): ChartBar[] =>
+    day.tss <= 0
+      ? []
+      : [
+          {
+            x: HISTORY_DAYS + index,
+            value: day.tss,
+            className: 'tss planned',
+            data: html`data-date="${day.date}" data-value="${round1(day.tss)}" data-series="tss-planned"`,
+            title: `${dayLabel(day.date)}: ${Math.round(day.tss)} TSS planned`,
+          },
+        ],
+  );
+  return [...recorded, ...planned];
+}
+
+/** The first of each month on the load axis, labelled `1 Oct`. */
+function loadTicks(data: DashboardData): AxisTick[] {
+  return loadDates(data).flatMap(({ date, x }) =>
+    date.endsWith('-01') ? [{ value: x, label: monthDayFormat.format(Date.parse(`${date}T00:00:00Z`)) }] : [],
+  );
+}
+
+function todayMarker(): ChartMarker {
+  return { at: HISTORY_DAYS - 1, className: 'now', title: 'Today: the projection starts after it', label: 'today' };
+}
+
+/** Today's numbers in words and figures: what the charts end with. */
+function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
+  const ramp = data.outlook.rampCtlPerWeek;
+  const zone = formZoneOf(latest.tsb);
+  const figure = (key: LoadKey, value: number, shown: string) =>
+    html`<div class="figure" data-key="${key}" data-value="${round1(value)}">
+      <dt>${LOAD_LABELS[key]}</dt>
+      <dd>${shown}</dd>
+    </div>`;
+  return html`<dl class="load-today" data-date="${latest.date}">
+      ${figure('ctl', latest.ctl, round1(latest.ctl).toFixed(1))} ${figure('atl', latest.atl, round1(latest.atl).toFixed(1))}
+      ${figure('tsb', latest.tsb, signed(latest.tsb))}
+      <div class="figure" data-key="ramp" data-value="${ramp === null ? '' : round1(ramp)}">
+        <dt>Ramp (CTL change in 7 days)</dt>
+        <dd>${ramp === null ? '–' : `${signed(ramp)} per week`}</dd>
+      </div>
+    </dl>
+    <p class="muted">
+      Form today is in the <strong data-zone="${zone}">${FORM_ZONE_LABELS[zone].toLowerCase()}</strong> zone.
+      ${
+        ramp !== null && ramp > RAMP_TOO_STEEP_CTL_PER_WEEK
+          ? `Fitness is rising faster than ${RAMP_TOO_STEEP_CTL_PER_WEEK} per week: a ramp that steep is hard to sustain.`
+          : `A ramp above +${RAMP_TOO_STEEP_CTL_PER_WEEK} per week is hard to sustain.`
+      }
+    </p>`;
+}
+
+/** CTL and ATL over the daily stress bars, with the projection dashed. */
+function fitnessChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
+  const projected = data.outlook.projection;
+  const values = [
+    ...data.load.flatMap((day) => [day.tss, day.ctl, day.atl]),
+    ...projected.flatMap((day) => [day.tss, day.ctl, day.atl]),
+  ];
+  const ticks = niceTicks(0, Math.max(10, ...values));
+  const label =
+    `Training stress per day (bars, TSS/day) with CTL (fitness) and ATL (fatigue) from ${dayLabel(data.historyFrom)} ` +
+    `to ${dayLabel(data.today)}: on ${dayLabel(latest.date)} CTL ${round1(latest.ctl)}, ATL ${round1(latest.atl)}.` +
+    (projected.length > 0 ? ` Dashed: the next ${projected.length} days projected from planned workouts.` : '');
+  return lineChart({
+    ariaLabel: label,
+    title: 'Daily training stress, fitness and fatigue',
+    x: { min: 0, max: LOAD_AXIS_DAYS - 1, ticks: loadTicks(data), title: 'Date' },
+    y: {
+      min: 0,
+      max: ticks.at(-1) ?? 10,
+      ticks: ticks.map((value) => ({ value, label: String(value) })),
+      title: 'Training stress (TSS/day)',
+    },
+    bars: stressBars(data),
+    markers: [todayMarker()],
+    series: [...loadSeries(data, 'ctl'), ...loadSeries(data, 'atl')],
+  });
+}
+
+/** TSB with the form zones shaded behind it, and its projection dashed. */
+function formChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
+  const values = [...data.load.map((day) => day.tsb), ...data.outlook.projection.map((day) => day.tsb)];
+  const ticks = niceTicks(Math.min(-40, ...values), Math.max(30, ...values));
+  const low = ticks[0] ?? -40;
+  const high = ticks.at(-1) ?? 30;
+  const label =
+    `Form (TSB, CTL − ATL entering each day) from ${dayLabel(data.historyFrom)} to ${dayLabel(data.today)}, ` +
+    `over the form zones: on ${dayLabel(latest.date)} TSB ${round1(latest.tsb)}, ` +
+    `${FORM_ZONE_LABELS[formZoneOf(latest.tsb)].toLowerCase()}.`;
+  return lineChart({
+    ariaLabel: label,
+    title: 'Form (TSB) and its zones',
+    x: { min: 0, max: LOAD_AXIS_DAYS - 1, ticks: loadTicks(data), title: 'Date' },
+    y: {
+      min: low,
+      max: high,
+      ticks: ticks.map((value) => ({ value, label: value < 0 ? `−${Math.abs(value)}` : String(value) })),
+      title: 'Form, TSB (TSS/day)',
+    },
+    yBands: FORM_ZONES.map((zone) => ({
+      from: Math.max(FORM_ZONE_BOUNDS[zone].from, low),
+      to: Math.min(FORM_ZONE_BOUNDS[zone].to, high),
+      className: `form-zone zone-${zone}`,
+      data: html`data-zone="${zone}"`,
+    })),
+    markers: [todayMarker()],
+    series: loadSeries(data, 'tsb'),
+  });
+}
+
+const zoneRange = (zone: FormZone): string => {
+  const { from, to } = FORM_ZONE_BOUNDS[zone];
+  const number = (value: number) => (value < 0 ? `−${Math.abs(value)}` : `+${value}`);
+  if (!Number.isFinite(to)) return `above ${number(from)}`;
+  if (!Number.isFinite(from)) return `below ${number(to)}`;
+  return `${number(from)} to ${number(to)}`;
+};
+
+function trainingLoadSection(data: DashboardData): SafeHtml {
+  const latest = data.load.at(-1);
+  if (!latest) {
     return html`<p class="muted">No training load yet: it starts with your first workout or wellness day.</p>`;
   }
-  const dates = historyDates(data.historyFrom);
-  const byDate = new Map(data.load.map((day) => [day.date, day]));
-  const all = data.load.flatMap((day) => LOAD_SERIES.map(({ key }) => round1(day[key])));
-  const ticks = niceTicks(Math.min(0, ...all), Math.max(10, ...all));
-  const latest = data.load.at(-1);
-  const series = LOAD_SERIES.map(({ key, label }) => ({
-    className: key,
-    points: dates.map((date, index): ChartPoint => {
-      const day = byDate.get(date);
-      const value = day === undefined ? null : round1(day[key]);
-      return {
-        x: index,
-        y: value,
-        data: html`data-date="${date}" data-value="${value ?? ''}" data-series="${key}"`,
-        title: `${dayLabel(date)}: ${label} ${value ?? 'none'}`,
-      };
-    }),
-  }));
-  const label =
-    `Training load per day from ${dayLabel(data.historyFrom)} to ${dayLabel(data.today)}: CTL (fitness), ` +
-    `ATL (fatigue) and TSB (form).` +
-    (latest
-      ? ` On ${dayLabel(latest.date)}: CTL ${round1(latest.ctl)}, ATL ${round1(latest.atl)}, TSB ${round1(latest.tsb)}.`
-      : '');
-  return html`<ul class="legend" aria-hidden="true">
-      ${LOAD_SERIES.map(({ key, label: name }) => html`<li><span class="swatch swatch-${key}"></span>${name}</li>`)}
+  const unscored = data.outlook.unscoredPlannedWorkouts;
+  return html`${loadToday(data, latest)}
+    <ul class="legend" aria-hidden="true">
+      <li><span class="swatch swatch-tss"></span>Daily stress (TSS)</li>
+      <li><span class="swatch swatch-tss-planned"></span>Planned stress</li>
+      <li><span class="swatch swatch-ctl"></span>${LOAD_LABELS.ctl}</li>
+      <li><span class="swatch swatch-atl"></span>${LOAD_LABELS.atl}</li>
+      <li><span class="swatch swatch-projection"></span>Projection (${LOAD_PROJECTION_DAYS} days)</li>
     </ul>
-    ${lineChart({
-      ariaLabel: label,
-      title: 'CTL, ATL and TSB, last 90 days',
-      x: { min: 0, max: HISTORY_DAYS - 1, ticks: monthTicks(dates), title: 'Date' },
-      y: {
-        min: ticks[0] ?? 0,
-        max: ticks.at(-1) ?? 1,
-        ticks: ticks.map((value) => ({ value, label: String(value) })),
-        title: 'Training stress per day',
-      },
-      series,
-    })}`;
+    ${fitnessChart(data, latest)}
+    <ul class="legend" aria-hidden="true">
+      <li><span class="swatch swatch-tsb"></span>${LOAD_LABELS.tsb}</li>
+      ${FORM_ZONES.map(
+        (zone) =>
+          html`<li><span class="swatch zone-${zone}"></span>${FORM_ZONE_LABELS[zone]} (${zoneRange(zone)})</li>`,
+      )}
+    </ul>
+    ${formChart(data, latest)}
+    ${
+      unscored === 0
+        ? undefined
+        : html`<p class="muted">
+            ${unscored} planned ${unscored === 1 ? 'workout has' : 'workouts have'} neither a planned stress nor a
+            duration: the projection counts ${unscored === 1 ? 'it' : 'them'} as 0.
+          </p>`
+    }`;
 }
 
 /** Hour ticks every 6 hours (labelled), day boundaries (major) and day names under noon. */
@@ -346,25 +586,64 @@ function fuelTicks(points: FuelTimeline['points']): AxisTick[] {
   return ticks;
 }
 
-/** Planned and recorded workouts: bands across the glycogen chart. */
-function workoutBands(timeline: FuelTimeline): ChartBand[] {
-  return timeline.workouts.map((workout) => ({
-    from: Date.parse(workout.start),
-    to: Date.parse(workout.end),
-    className: `workout ${workout.kind}`,
-    data: html`data-workout-id="${workout.id}" data-kind="${workout.kind}"`,
-    title: `${workout.title ?? 'Workout'} (${workout.kind}), ${whenOf(workout.start)}–${clockOf(workout.end)}`,
-  }));
+/** A planned workout's status and limiting store: the timeline's when it has them, else its own forecast's. */
+interface WorkoutVerdict {
+  readonly status: FuelStatus;
+  readonly limitingStore: FuelLimitingStore | null;
 }
 
-/** The meals, and now if it falls within the chart's span. */
+function verdictsOf(fuel: NonNullable<DashboardData['fuel']>): Map<string, WorkoutVerdict> {
+  const verdicts = new Map<string, WorkoutVerdict>(
+    fuel.planned.map(({ workout, fuel: forecast }) => [
+      workout.id,
+      { status: forecast.status, limitingStore: forecast.limitingStore },
+    ]),
+  );
+  for (const workout of fuel.timeline.workouts) {
+    if (workout.fuelStatus !== null) {
+      verdicts.set(workout.id, { status: workout.fuelStatus, limitingStore: workout.limitingStore });
+    }
+  }
+  return verdicts;
+}
+
+/** `At risk · liver`: the status word, and the store that decides it when one does. */
+function verdictLabel(verdict: WorkoutVerdict): string {
+  const store = verdict.limitingStore === null ? '' : ` · ${STORE_LABELS[verdict.limitingStore].toLowerCase()}`;
+  return `${FUEL_STATUS_LABELS[verdict.status]}${store}`;
+}
+
+/** Planned and recorded workouts: bands across the glycogen charts; the planned ones labelled with their status. */
+function workoutBands(
+  timeline: FuelTimeline,
+  verdicts: ReadonlyMap<string, WorkoutVerdict>,
+  labelled: boolean,
+): ChartBand[] {
+  return timeline.workouts.map((workout) => {
+    const verdict = workout.kind === 'planned' ? verdicts.get(workout.id) : undefined;
+    const when = `${whenOf(workout.start)}–${clockOf(workout.end)}`;
+    return {
+      from: Date.parse(workout.start),
+      to: Date.parse(workout.end),
+      className: `workout ${workout.kind}${verdict ? ` fuel-band-${verdict.status}` : ''}`,
+      data: html`data-workout-id="${workout.id}" data-kind="${workout.kind}" data-status="${verdict?.status ?? ''}"
+      data-limiting-store="${verdict?.limitingStore ?? ''}"`,
+      title: `${workout.title ?? 'Workout'} (${workout.kind}), ${when}` + (verdict ? `: ${verdictLabel(verdict)}` : ''),
+      ...(labelled && verdict ? { label: verdictLabel(verdict) } : {}),
+    };
+  });
+}
+
+/** The meals (drawn by where they come from), and now if it falls within the chart's span. */
 function fuelMarkers(data: DashboardData, timeline: FuelTimeline, span: { start: number; end: number }): ChartMarker[] {
   const nowMs = data.now.getTime();
   const meals = timeline.meals.map((meal) => ({
     at: Date.parse(meal.at),
-    className: 'meal',
-    data: html`data-meal="${meal.name}" data-carbs-g="${meal.carbsG}" data-at="${meal.at}"`,
-    title: `${meal.name}: ${grams(meal.carbsG)} carbohydrate (${meal.absorptionType.toLowerCase()}), ${whenOf(meal.at)}`,
+    className: `meal meal-${meal.source}`,
+    data: html`data-meal="${meal.name}" data-carbs-g="${meal.carbsG}" data-at="${meal.at}" data-source="${meal.source}"`,
+    title:
+      `${MEAL_SOURCE_LABELS[meal.source]}: ${meal.name}, ${grams(meal.carbsG)} carbohydrate ` +
+      `(${meal.absorptionType.toLowerCase()}), ${whenOf(meal.at)}`,
   }));
   if (nowMs < span.start || nowMs > span.end) return meals;
   return [
@@ -373,78 +652,159 @@ function fuelMarkers(data: DashboardData, timeline: FuelTimeline, span: { start:
   ];
 }
 
-function glycogenPoints(timeline: FuelTimeline): ChartPoint[] {
-  return timeline.points.map((point) => ({
-    x: Date.parse(point.at),
-    y: point.percent,
-    data: html`data-at="${point.at}" data-percent="${point.percent}" data-series="glycogen"`,
-    title: `${whenOf(point.at)}: ${percent(point.percent)} (${grams(point.totalG)})`,
-  }));
+type Store = 'liver' | 'muscle';
+
+function storePoints(timeline: FuelTimeline, store: Store): ChartPoint[] {
+  return timeline.points.map((point) => {
+    const value = store === 'liver' ? point.liverG : point.muscleG;
+    return {
+      x: Date.parse(point.at),
+      y: value,
+      data: html`data-at="${point.at}" data-grams="${value}" data-series="${store}"`,
+      title: `${whenOf(point.at)}: ${STORE_LABELS[store].toLowerCase()} ${grams(value)} (all glycogen ${percent(point.percent)})`,
+    };
+  });
 }
 
-/** The chart's accessible name: the span, the lowest and highest level, what is marked. */
-function fuelChartLabel(data: DashboardData, timeline: FuelTimeline, first: FuelTimeline['points'][number]): string {
-  const lowest = timeline.points.reduce((low, point) => (point.percent < low.percent ? point : low), first);
-  const highest = timeline.points.reduce((high, point) => (point.percent > high.percent ? point : high), first);
+/** The chart's accessible name: the span, the store's lowest point, what is marked. */
+function storeChartLabel(data: DashboardData, timeline: FuelTimeline, store: Store): string {
+  const valueOf = (point: FuelTimeline['points'][number]) => (store === 'liver' ? point.liverG : point.muscleG);
+  const lowest = timeline.points.reduce((low, point) => (valueOf(point) < valueOf(low) ? point : low));
+  const capacity = store === 'liver' ? timeline.capacity.liverG : timeline.capacity.muscleG;
   const planned = timeline.workouts.filter((workout) => workout.kind === 'planned');
   return (
-    `Glycogen (liver and muscle) as a percentage of capacity from ${dayLabel(data.today)} to ` +
-    `${dayLabel(addDays(data.today, FUEL_DAYS - 1))}: lowest ${percent(lowest.percent)} on ${whenOf(lowest.at)}, ` +
-    `highest ${percent(highest.percent)}. ${timeline.meals.length} meals and ${planned.length} planned workouts marked.`
+    `${STORE_LABELS[store]} glycogen in grams (capacity ${grams(capacity)}) from ${dayLabel(data.today)} to ` +
+    `${dayLabel(addDays(data.today, FUEL_DAYS - 1))}: lowest ${grams(valueOf(lowest))} on ${whenOf(lowest.at)}. ` +
+    `${timeline.meals.length} meals and ${planned.length} planned workouts marked.`
   );
 }
 
 function mealList(timeline: FuelTimeline): SafeHtml {
   if (timeline.meals.length === 0) return html`<p class="muted">No meals logged in these days.</p>`;
-  return html`<h3>Meals</h3>
-    <ul class="meals">
+  const counts = FUEL_MEAL_SOURCES.flatMap((source) => {
+    const count = timeline.meals.filter((meal) => meal.source === source).length;
+    return count === 0 ? [] : [`${count} ${source}`];
+  });
+  return html`<details class="meals">
+    <summary>Meals in these days (${counts.join(', ')})</summary>
+    <ul>
       ${timeline.meals.map(
         (meal) =>
-          html`<li>
+          html`<li data-source="${meal.source}">
             <time datetime="${meal.at}">${whenOf(meal.at)}</time> · ${meal.name}: ${grams(meal.carbsG)} carbohydrate
-            (${meal.absorptionType.toLowerCase()})
+            (${meal.absorptionType.toLowerCase()}) · <em>${meal.source}</em>
           </li>`,
       )}
-    </ul>`;
+    </ul>
+  </details>`;
 }
 
-function fuelChart(data: DashboardData, timeline: FuelTimeline): SafeHtml {
+/** One store's chart: its grams, its capacity and floor as rules, workouts as bands. */
+function storeChart(
+  data: DashboardData,
+  timeline: FuelTimeline,
+  verdicts: ReadonlyMap<string, WorkoutVerdict>,
+  store: Store,
+): SafeHtml {
   const first = timeline.points[0];
   const last = timeline.points.at(-1);
-  if (!first || !last) {
-    return html`<p class="muted">No glycogen forecast yet: it is computed shortly after your first data arrives.</p>`;
-  }
+  if (!first || !last) return html``;
   const span = { start: Date.parse(first.at) - QUARTER_HOUR_MS, end: Date.parse(last.at) };
   // Whole hours of the athlete's clock (the offset may be a half hour), read from the written time.
   const onTheHour = new Set(
     timeline.points.filter((point) => point.at.slice(14, 16) === '00').map((point) => Date.parse(point.at)),
   );
+  const capacity = store === 'liver' ? timeline.capacity.liverG : timeline.capacity.muscleG;
+  const floor = store === 'liver' ? LIVER_RISK_G : capacity * MUSCLE_FLOOR_FRACTION;
+  // Headroom above the capacity keeps its rule and label inside the plot.
+  const ticks = niceTicks(0, capacity * 1.05, 6);
+  return lineChart({
+    ariaLabel: storeChartLabel(data, timeline, store),
+    title: `${STORE_LABELS[store]} glycogen, next ${FUEL_DAYS} days`,
+    x: { min: span.start, max: span.end, ticks: fuelTicks(timeline.points), title: `Time of day (${data.timeZone})` },
+    y: {
+      min: 0,
+      max: ticks.at(-1) ?? capacity,
+      ticks: ticks.map((value) => ({ value, label: String(value) })),
+      title: `${STORE_LABELS[store]} glycogen (g)`,
+    },
+    yRules: [
+      { value: capacity, className: 'rule-target', label: `capacity ${grams(capacity)}` },
+      { value: floor, className: 'rule-floor', label: `${store === 'liver' ? 'risk' : 'floor'} ${grams(floor)}` },
+    ],
+    // The status labels go on the liver chart (the top one); the muscle chart repeats only the bands.
+    xBands: workoutBands(timeline, verdicts, store === 'liver'),
+    markers: fuelMarkers(data, timeline, span),
+    // The line has a vertex every 15 minutes; a marker with its numbers every hour keeps the chart legible.
+    series: [{ className: store, points: storePoints(timeline, store), markerAt: (point) => onTheHour.has(point.x) }],
+  });
+}
+
+function fuelCharts(data: DashboardData, fuel: NonNullable<DashboardData['fuel']>): SafeHtml {
+  const { timeline } = fuel;
+  if (timeline.points.length === 0) {
+    return html`<p class="muted">No glycogen forecast yet: it is computed shortly after your first data arrives.</p>`;
+  }
+  const verdicts = verdictsOf(fuel);
   return html`<ul class="legend" aria-hidden="true">
-      <li><span class="swatch swatch-glycogen"></span>Glycogen</li>
+      <li><span class="swatch swatch-liver"></span>Liver (grams)</li>
+      <li><span class="swatch swatch-muscle"></span>Muscle (grams)</li>
+      <li><span class="swatch swatch-rule-target"></span>Capacity</li>
+      <li><span class="swatch swatch-rule-floor"></span>Risk line / floor</li>
       <li><span class="swatch workout planned"></span>Planned workout</li>
       <li><span class="swatch workout recorded"></span>Recorded workout</li>
-      <li><span class="swatch swatch-meal"></span>Meal</li>
+      ${FUEL_MEAL_SOURCES.map(
+        (source) => html`<li><span class="swatch swatch-meal-${source}"></span>${MEAL_SOURCE_LABELS[source]}</li>`,
+      )}
     </ul>
-    ${lineChart({
-      ariaLabel: fuelChartLabel(data, timeline, first),
-      title: 'Glycogen, next 3 days',
-      x: { min: span.start, max: span.end, ticks: fuelTicks(timeline.points), title: `Time of day (${data.timeZone})` },
-      y: {
-        min: 0,
-        max: 100,
-        ticks: [0, 25, 50, 75, 100].map((value) => ({ value, label: String(value) })),
-        title: 'Glycogen (% of capacity)',
-      },
-      // No line for a combined threshold: liver and muscle are judged apart (docs/science.md §3).
-      yRules: [],
-      xBands: workoutBands(timeline),
-      markers: fuelMarkers(data, timeline, span),
-      // The line has a vertex every 15 minutes; a marker with its numbers every hour keeps the chart legible.
-      series: [
-        { className: 'glycogen', points: glycogenPoints(timeline), markerAt: (point) => onTheHour.has(point.x) },
-      ],
-    })}
+    ${storeChart(data, timeline, verdicts, 'liver')} ${storeChart(data, timeline, verdicts, 'muscle')}
     ${mealList(timeline)}`;
+}
+
+/** The advice's short plan: the server's plan lines, or one line per phase summed from the items. */
+function planLines(fuel: PlannedWorkoutFuel): { phase: FuelAdvicePhase; text: string }[] {
+  if (fuel.plan.length > 0) return fuel.plan;
+  const phases: FuelAdvicePhase[] = ['before', 'during', 'after'];
+  return phases.flatMap((phase) => {
+    const items = fuel.advice.filter((item) => item.phase === phase);
+    if (items.length === 0) return [];
+    const total = items.reduce((sum, item) => sum + item.carbsG, 0);
+    const from = items[0]?.at ?? '';
+    const to = items.at(-1)?.at ?? '';
+    const window = from === to ? `at ${clockOf(from)}` : `from ${clockOf(from)} to ${clockOf(to)}`;
+    return [
+      {
+        phase,
+        text: `${grams(total)} carbohydrate in ${items.length} ${items.length === 1 ? 'item' : 'items'}, ${window}`,
+      },
+    ];
+  });
+}
+
+function adviceDetails(fuel: PlannedWorkoutFuel): SafeHtml {
+  const lines = planLines(fuel);
+  if (fuel.advice.length === 0 && lines.length === 0) {
+    return html`<p class="muted">No advice: the stores are enough for this workout.</p>`;
+  }
+  return html`<details class="advice-plan">
+    <summary>
+      <span class="plan-title">Fuel plan</span>
+      ${lines.map(
+        (line) =>
+          html`<span class="plan-line" data-phase="${line.phase}"><strong>${PHASE_LABELS[line.phase]}:</strong> ${line.text}</span>`,
+      )}
+    </summary>
+    <ol class="advice">
+      ${fuel.advice.map(
+        (item) =>
+          html`<li data-at="${item.at}" data-carbs-g="${item.carbsG}" data-phase="${item.phase}">
+            <time datetime="${item.at}">${whenOf(item.at)}</time> ·
+            <strong>${grams(item.carbsG)} ${item.absorptionType.toLowerCase()}</strong>
+            <span class="reason">${item.reason}</span>
+          </li>`,
+      )}
+    </ol>
+  </details>`;
 }
 
 function plannedFuelItem({ workout, fuel }: PlannedFuel): SafeHtml {
@@ -454,24 +814,18 @@ function plannedFuelItem({ workout, fuel }: PlannedFuel): SafeHtml {
     <p class="muted">${dayLabel(workout.date)}, ${time} · ${workout.sport}</p>
     <p>
       <span class="fuel-status fuel-${fuel.status}" data-status="${fuel.status}">${FUEL_STATUS_LABELS[fuel.status]}</span>
-      ${fuel.limitingStore === null ? '' : `${fuel.limitingStore === 'liver' ? 'Liver' : 'Muscle'} limits. `}Start
-      ${percent(fuel.start.percent)} (liver ${grams(fuel.start.liverG)}), lowest ${percent(fuel.minimum.percent)} at
-      ${clockOf(fuel.minimum.at)}, end ${percent(fuel.end.percent)} (liver ${grams(fuel.end.liverG)}).
+      ${
+        fuel.limitingStore === null
+          ? ''
+          : html`<span class="limiting-store" data-store="${fuel.limitingStore}"
+              >${STORE_LABELS[fuel.limitingStore]} limits.</span
+            >`
+      }
+      Start liver ${grams(fuel.start.liverG)}, muscle ${grams(fuel.start.muscleG)}; lowest liver
+      ${grams(fuel.minimum.liverG)} at ${clockOf(fuel.minimum.at)}; end liver ${grams(fuel.end.liverG)}, muscle
+      ${grams(fuel.end.muscleG)}.
     </p>
-    ${
-      fuel.advice.length === 0
-        ? html`<p class="muted">No advice: the stores are enough for this workout.</p>`
-        : html`<ol class="advice">
-            ${fuel.advice.map(
-              (item) =>
-                html`<li data-at="${item.at}" data-carbs-g="${item.carbsG}">
-                  <time datetime="${item.at}">${whenOf(item.at)}</time> ·
-                  <strong>${grams(item.carbsG)} ${item.absorptionType.toLowerCase()}</strong>
-                  <span class="reason">${item.reason}</span>
-                </li>`,
-            )}
-          </ol>`
-    }
+    ${adviceDetails(fuel)}
   </li>`;
 }
 
@@ -483,7 +837,7 @@ function fuelSection(data: DashboardData): SafeHtml {
     </p>`;
   }
   const { timeline, planned } = data.fuel;
-  return html`${fuelChart(data, timeline)}
+  return html`${fuelCharts(data, data.fuel)}
     <h3>Planned workouts</h3>
     ${
       planned.length === 0
@@ -504,6 +858,34 @@ function fuelSection(data: DashboardData): SafeHtml {
     }`;
 }
 
+/** The open recommendations, each with Accept and Dismiss (forms posting to the routes below). */
+function recommendationsSection(data: DashboardData): SafeHtml {
+  const notices = html`${statusNotice(data.notice)}${
+    data.error ? html`<p class="error" role="alert">${data.error}</p>` : undefined
+  }`;
+  if (data.recommendations.length === 0) {
+    return html`${notices}
+      <p class="muted">No open recommendations.</p>`;
+  }
+  return html`${notices}
+    <ul class="recommendations">
+      ${data.recommendations.map((item) => {
+        const headingId = `recommendation-${item.id}`;
+        return html`<li class="recommendation" data-recommendation-id="${item.id}" data-kind="${item.kind}">
+          <h3 id="${headingId}">${item.title}</h3>
+          <details>
+            <summary>What was seen, and what accepting does</summary>
+            <p>${item.body}</p>
+          </details>
+          <div class="decide">
+            ${postButton(`/dashboard/recommendations/${item.id}/accept`, data.csrf, 'Accept', headingId)}
+            ${postButton(`/dashboard/recommendations/${item.id}/dismiss`, data.csrf, 'Dismiss', headingId)}
+          </div>
+        </li>`;
+      })}
+    </ul>`;
+}
+
 function dashboardPage(data: DashboardData): string {
   const today = data.recovery.find((day) => day.date === data.today);
   return page(
@@ -511,21 +893,71 @@ function dashboardPage(data: DashboardData): string {
     html`<h1>Dashboard</h1>
       <p>${longDayFormat.format(Date.parse(`${data.today}T00:00:00Z`))}, in your time zone (${data.timeZone}).</p>
       ${section('recovery-today', 'Recovery today', recoveryToday(today, data.today))}
-      ${section('recovery-history', `Recovery, last ${HISTORY_DAYS} days`, recoveryChart(data))}
-      ${section('training-load', `Training load, last ${HISTORY_DAYS} days`, trainingLoadChart(data))}
+      ${section('recommendations', 'Recommendations', recommendationsSection(data))}
       ${section('fuel', `Glycogen, next ${FUEL_DAYS} days`, fuelSection(data))}
+      ${section('training-load', 'Fitness, fatigue and form', trainingLoadSection(data))}
+      ${section('recovery-history', `Recovery, last ${HISTORY_DAYS} days`, recoveryChart(data))}
       <nav><a href="/">Home</a> · <a href="/settings">Settings</a></nav>`,
     'page-dashboard',
   );
 }
 
-/** `/dashboard`: the signed-in athlete's recovery, training load and glycogen, drawn from the stored results. */
+/** What `?notice=` may name after a decision: a fixed text each, the query never carries text. */
+const NOTICES: Readonly<Record<string, string>> = {
+  accepted: 'Recommendation accepted: its change is applied.',
+  dismissed: 'Recommendation dismissed.',
+};
+/** What `?error=` may name when a decision could not be made. */
+const ERRORS: Readonly<Record<string, string>> = {
+  decided: 'That recommendation was already decided (accepted, dismissed or expired): nothing was changed.',
+  missing: 'There is no such recommendation on your account.',
+  failed: 'That recommendation could not be applied (what it would change has changed): nothing was changed.',
+};
+
+/** The `?error=` key of a decision the service refused. */
+function decisionErrorOf(error: AppError): string {
+  if (error.code === 'conflict') return 'decided';
+  if (error.code === 'not_found') return 'missing';
+  return 'failed';
+}
+
+async function showDashboard(deps: PageDeps, req: Request, res: Response): Promise<void> {
+  const user = signedInUserOr303(req, res);
+  if (!user) return;
+  const state: PageState = {
+    csrf: csrfTokenFor(req, res, deps.config.secureCookies),
+    notice: noticeOf(req, NOTICES),
+    error: typeof req.query['error'] === 'string' ? ERRORS[req.query['error']] : undefined,
+  };
+  sendPage(res, dashboardPage(await loadDashboard(deps.db, user, new Date(), state)));
+}
+
+/**
+ * Accept or dismiss one recommendation as the signed-in athlete, through the
+ * recommendations service (as REST and MCP do), then back to the dashboard
+ * (303). A decided or unknown recommendation is a message there, not an error page.
+ */
+async function decide(deps: PageDeps, req: Request, res: Response, decision: 'accept' | 'dismiss'): Promise<void> {
+  const user = signedInUserOr303(req, res, '/dashboard');
+  if (!user) return;
+  const actor = actorOfSessionUser(user);
+  const id = String(req.params['id']);
+  try {
+    if (decision === 'accept') await acceptRecommendation({ db: deps.db }, actor, id);
+    else await dismissRecommendation(deps.db, actor, id);
+  } catch (error) {
+    // A refusal is a message on the page; anything else is a fault and goes to the error handler.
+    if (!(error instanceof AppError)) throw error;
+    res.redirect(303, `/dashboard?error=${decisionErrorOf(error)}#recommendations`);
+    return;
+  }
+  res.redirect(303, `/dashboard?notice=${decision === 'accept' ? 'accepted' : 'dismissed'}#recommendations`);
+}
+
+/** `/dashboard`: the signed-in athlete's recovery, recommendations, glycogen and training load, from the stored results. */
 export function dashboardPages(deps: PageDeps): Router {
-  const router = Router();
-  router.get('/dashboard', async (req: Request, res: Response) => {
-    const user = signedInUserOr303(req, res);
-    if (!user) return;
-    sendPage(res, dashboardPage(await loadDashboard(deps.db, user, new Date())));
-  });
-  return router;
+  return Router()
+    .get('/dashboard', (req, res) => showDashboard(deps, req, res))
+    .post('/dashboard/recommendations/:id/accept', formPost(), (req, res) => decide(deps, req, res, 'accept'))
+    .post('/dashboard/recommendations/:id/dismiss', formPost(), (req, res) => decide(deps, req, res, 'dismiss'));
 }

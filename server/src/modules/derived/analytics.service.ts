@@ -26,6 +26,11 @@ import {
 } from './analytics.repository.ts';
 import { RECOVERY_HISTORY_DAYS, recoverySeries, type RecoveryDay } from './recovery.model.ts';
 import { type DatedStress, stressOfWorkoutRow, trainingLoadSeries } from './training-load.model.ts';
+import { PAGE_LIMIT_MAX, type PlannedWorkout } from '@pacer/contract';
+import { listPlannedWorkoutPage } from '../planned-workouts/planned-workouts.service.ts';
+import { type ProjectedLoadDay, LOAD_PROJECTION_DAYS, projectTrainingLoad } from './load-projection.ts';
+import { plannedLoadOf } from './recommendation-rules.ts';
+import { weeklyCtlRamp } from './training-load.model.ts';
 
 export interface LoadAndRecoveryOutcome {
   /** First day rewritten, or `null` when nothing was (no data to compute from, or neither was asked for). */
@@ -185,4 +190,55 @@ export async function getRecoveryPage(
     (row) => row,
     (last) => encodeDateCursor(last.date),
   );
+}
+
+/** The load chart's outlook: the ramp to today and the projection after it (docs/science.md §1.1). */
+export interface LoadOutlook {
+  /** The last stored day the projection starts from; `null` without training load yet. */
+  readonly from: string | null;
+  /** CTL today − CTL 7 days before; `null` while either day is not stored. */
+  readonly rampCtlPerWeek: number | null;
+  readonly projection: readonly ProjectedLoadDay[];
+  /** Planned workouts in the projected days with neither a stress nor a duration: counted as 0. */
+  readonly unscoredPlannedWorkouts: number;
+}
+
+/**
+ * The ramp rate and the 14-day projection of CTL / ATL / TSB from today's
+ * stored state and the planned workouts after today, each counted with its
+ * planned stress as the recommendation rules read it (`plannedLoadOf`).
+ */
+export async function getLoadOutlook(db: Db, actor: Actor, now: Date): Promise<LoadOutlook> {
+  const today = localDateOf(now, actor.timeZone);
+  const stored = await listTrainingLoad(db, actor.userId, addDays(today, -RAMP_DAYS), today);
+  const last = stored.at(-1);
+  if (last?.date !== today) return { from: null, rampCtlPerWeek: null, projection: [], unscoredPlannedWorkouts: 0 };
+  const planned = await listPlannedBetween(db, actor, addDays(today, 1), addDays(today, LOAD_PROJECTION_DAYS));
+  const stresses: DatedStress[] = [];
+  let unscored = 0;
+  for (const workout of planned) {
+    const stress = plannedLoadOf(workout).trainingStress;
+    if (stress === null) unscored += 1;
+    else stresses.push({ date: workout.date, tss: stress, method: 'estimate' });
+  }
+  return {
+    from: last.date,
+    rampCtlPerWeek: weeklyCtlRamp(stored, today),
+    projection: projectTrainingLoad(last, stresses),
+    unscoredPlannedWorkouts: unscored,
+  };
+}
+
+const RAMP_DAYS = 7;
+
+/** Every planned workout from `from` through `to`, page by page. */
+async function listPlannedBetween(db: Db, actor: Actor, from: string, to: string): Promise<PlannedWorkout[]> {
+  const all: PlannedWorkout[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listPlannedWorkoutPage(db, actor, { from, to, limit: PAGE_LIMIT_MAX, cursor });
+    all.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return all;
 }
