@@ -30,10 +30,12 @@
  *      overreaching, whose remedy is reduced load (days of rest or very easy
  *      training) rather than a slightly easier session (Meeusen et al. 2013,
  *      Med Sci Sports Exerc 45:186, the ECSS/ACSM consensus on overtraining).
- *      The 60 minutes are Coggan's active recovery: under an hour below 56 %
- *      of FTP, enough for blood flow, too little to add fatigue. The issue
- *      that asked for this saw six days in `recover` answered with a 130 TSS
- *      ride made a 107.5 TSS endurance ride of the same length.
+ *      The easy session is Coggan's active recovery level (below 56 % of
+ *      FTP); 60 minutes is the model's ceiling on it (docs/science.md §2):
+ *      an hour of it is about 26 TSS, a fifth of a long ride, so it adds
+ *      little fatigue. The issue that asked for this saw six days in
+ *      `recover` answered with a 130 TSS ride made a 107.5 TSS endurance
+ *      ride of the same length.
  *    - 1 or 2 days: the same session as an endurance ride or run of the same
  *      length (the structure generator's `endurance` intent), as before: one
  *      or two low days are often a single bad night, and the athlete keeps the
