@@ -62,7 +62,12 @@ export type RecoveryComponentName = (typeof RECOVERY_COMPONENTS)[number];
 export const RecoveryComponentSchema = z
   .object({
     available: z.boolean().describe('False when its inputs or its baseline are missing; it then does not count.'),
-    value: z.number().nullable().describe('The input as used (e.g. the 7-day mean of ln rMSSD, resting HR in bpm).'),
+    value: z
+      .number()
+      .nullable()
+      .describe(
+        "The input as used: HRV today's ln rMSSD (null without a reading today; the 7-day trend is in `detail`), resting HR in bpm, sleep in seconds, load the form in % of fitness (100·TSB/CTL).",
+      ),
     baseline: z
       .object({
         mean: z.number(),

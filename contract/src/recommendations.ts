@@ -45,6 +45,19 @@ export const EasierWorkoutEvidenceSchema = z
     intensityFactor: z.number().describe('Duration-weighted intensity factor of the workout.'),
     hardTss: z.number().describe('A workout is hard from this planned stress on...'),
     hardIntensityFactor: z.number().describe('...or from this intensity factor on.'),
+    recoverDays: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'Consecutive days in `recover` up to `recoveryDate` (at most 14 are read). From `restAfterRecoverDays` on the suggestion is rest or at most 60 minutes easy. Absent on recommendations made before it was recorded.',
+      ),
+    recoverSince: LocalDateSchema.optional().describe('The first of those consecutive days in `recover`.'),
+    restAfterRecoverDays: z
+      .number()
+      .int()
+      .optional()
+      .describe('This many consecutive days in `recover` or more make the suggestion rest or at most 60 minutes easy.'),
   })
   .meta({ title: 'EasierWorkoutEvidence' });
 
@@ -93,7 +106,11 @@ export const SwapStructureActionSchema = z
   .object({
     type: z.literal('swap_structure'),
     plannedWorkoutId: z.uuid(),
-    intent: z.literal('endurance'),
+    intent: z
+      .enum(['endurance', 'recovery'])
+      .describe(
+        '`endurance`: the same length at endurance intensity; `recovery`: at most 60 minutes easy (after 3 or more days in `recover`).',
+      ),
     structure: PlannedStructureSchema,
     durationSecs: z.number().int(),
     trainingStress: z.number(),

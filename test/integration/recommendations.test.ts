@@ -68,14 +68,15 @@ async function setProfile({ token }: Athlete): Promise<void> {
 }
 
 /**
- * 70 days of wellness whose last 7 crash: HRV from ~62 ms to 30 ms, resting HR
- * from ~49 to 62 bpm, 4 h of sleep. Every component the score has bottoms
- * out, so today's status is `recover`.
+ * 70 days of wellness whose last `crashDays` crash: HRV from ~62 ms to 30 ms,
+ * resting HR from ~49 to 62 bpm, 4 h of sleep. Every component the score has
+ * bottoms out, so each of those days is `recover` (and the days before are
+ * not).
  */
-async function seedRecoveryCrash(user: User): Promise<void> {
+async function seedRecoveryCrash(user: User, crashDays = 7): Promise<void> {
   const end = today();
   for (let back = 69; back >= 0; back--) {
-    const crashed = back < 7;
+    const crashed = back < crashDays;
     await upsertWellness(server.db, {
       userId: user.id,
       date: addDays(end, -back),
@@ -123,27 +124,27 @@ async function plannedWorkout(token: string, id: string): Promise<PlannedWorkout
   return res.body;
 }
 
-describe('low recovery before a hard planned workout', () => {
+describe('three days in recover before a hard planned workout: rest, or at most 60 minutes easy', () => {
   let owner: Athlete;
   let workout: PlannedWorkout;
   let recommendation: Recommendation;
 
   beforeAll(async () => {
     owner = await athlete();
-    await seedRecoveryCrash(owner.user);
+    await seedRecoveryCrash(owner.user, 3);
     await setProfile(owner);
     workout = await plan(owner.token, {
       date: addDays(today(), 1),
       timeOfDay: '18:00',
       sport: 'ride',
-      title: 'VO2max intervals',
-      durationSecs: 3600,
-      trainingStress: 95,
+      title: 'Long ride',
+      durationSecs: 9000,
+      trainingStress: 130,
     });
     await settled(owner.user);
   });
 
-  it('suggests the endurance variant, citing the recovery score and the planned stress', async () => {
+  it('suggests 60 minutes easy, citing the days in recover, the recovery score and the planned stress', async () => {
     recommendation = only(await listed(owner.token), 'easier_workout', workout.id);
 
     expect(recommendation.status).toBe('open');
@@ -153,30 +154,40 @@ describe('low recovery before a hard planned workout', () => {
       recoveryDate: today(),
       recoveryThreshold: 45,
       date: workout.date,
-      plannedTss: 95,
+      plannedTss: 130,
       hardTss: 80,
       hardIntensityFactor: 0.85,
+      recoverDays: 3,
+      recoverSince: addDays(today(), -2),
+      restAfterRecoverDays: 3,
     });
     const evidence = recommendation.evidence as { recoveryScore: number };
     expect(evidence.recoveryScore).toBeLessThan(45);
-    const stored = await call<{ items: { score: number; status: string }[] }>(
+    // The stored days agree: the three days up to today are `recover`, the day before is not.
+    const stored = await call<{ items: { date: string; score: number; status: string }[] }>(
       server.url,
       'GET',
-      `/api/recovery?from=${today()}&to=${today()}`,
+      `/api/recovery?from=${addDays(today(), -3)}&to=${today()}`,
       { token: (await mintToken(server.db, owner.user, { scopes: ['health:read'] })).token },
     );
-    expect(stored.body.items[0]?.status).toBe('recover');
-    expect(stored.body.items[0]?.score).toBeCloseTo(evidence.recoveryScore, 2);
+    expect(stored.body.items.map((day) => [day.date, day.status])).toEqual([
+      [addDays(today(), -3), expect.not.stringMatching(/^recover$/) as string],
+      [addDays(today(), -2), 'recover'],
+      [addDays(today(), -1), 'recover'],
+      [today(), 'recover'],
+    ]);
+    expect(stored.body.items.at(-1)?.score).toBeCloseTo(evidence.recoveryScore, 2);
+    expect(recommendation.title).toBe('Rest, or make “Long ride” at most 60 minutes easy');
+    expect(recommendation.body).toMatch(/^Rest, or at most 60 minutes easy\. /);
     expect(recommendation.action).toMatchObject({
       type: 'swap_structure',
       plannedWorkoutId: workout.id,
-      intent: 'endurance',
+      intent: 'recovery',
       durationSecs: 3600,
+      trainingStress: 26.3,
     });
-    const action = recommendation.action as { trainingStress: number; structure: { steps: { label?: string }[] } };
-    expect(action.trainingStress).toBeLessThan(95 * 0.9);
-    expect(action.structure.steps.map((step) => step.label)).toContain('Steady at 60-75% FTP (150-188 W)');
-    expect(recommendation.body).toContain('VO2max intervals');
+    const action = recommendation.action as { structure: { steps: { label?: string }[] } };
+    expect(action.structure.steps.map((step) => step.label)).toContain('Steady at 45-55% FTP (113-138 W)');
   });
 
   it('accepting swaps the planned workout to the easier variant and marks it accepted', async () => {
@@ -310,7 +321,17 @@ describe('a CTL ramp over the limit', () => {
 
   beforeAll(async () => {
     owner = await athlete();
-    // Two weeks of daily 3-hour rides at NP 200 W (IF 0.8 at FTP 250: TSS 192 a day), ending yesterday.
+    // An easy hour 60 days ago starts the training history (the ramp needs 42 days of it), then
+    // two weeks of daily 3-hour rides at NP 200 W (IF 0.8 at FTP 250: TSS 192 a day), ending yesterday.
+    const first = addDays(today(), -60);
+    await seedWorkout(server.db, owner.user, {
+      name: 'First ride',
+      startTime: new Date(`${first}T06:00:00Z`),
+      localDate: first,
+      elapsedSecs: 3600,
+      movingSecs: 3600,
+      normalizedPower: 150,
+    });
     for (let back = 14; back >= 1; back--) {
       const date = addDays(today(), -back);
       await seedWorkout(server.db, owner.user, {

@@ -7,6 +7,7 @@ import {
   evaluateRecommendationRules,
   fuelAdviceSuggestions,
   lighterWeekSuggestions,
+  recoverStreak,
   scalePlannedWorkout,
   type PlannedWorkoutInput,
   type RuleInputs,
@@ -31,6 +32,8 @@ function inputs(fields: Partial<RuleInputs> = {}): RuleInputs {
   return {
     today: TODAY,
     recovery: { date: TODAY, score: 30, status: 'recover' },
+    recentRecovery: [],
+    firstWorkoutDate: addDays(TODAY, -100),
     load: [],
     planned: [],
     fuel: [],
@@ -90,6 +93,108 @@ describe('rule 1: low recovery before a hard planned workout', () => {
     const [suggestion] = easierWorkoutSuggestions(inputs({ planned: [workout({ trainingStress: 95 })] }));
     expect(suggestion?.dedupeKey).toBe(`easier:${workout().id}:${addDays(TODAY, 1)}`);
     expect(suggestion?.action).toMatchObject({ type: 'swap_structure', intent: 'endurance', durationSecs: 3600 });
+  });
+});
+
+/** Stored recovery days: `statuses` end on `latest`, one a day (oldest first). */
+function recoveryRun(statuses: readonly string[], latest = TODAY) {
+  return statuses.map((status, index) => ({ date: addDays(latest, index - statuses.length + 1), status }));
+}
+
+describe('rule 1 after 3 or more days in recover: rest, or at most 60 minutes easy', () => {
+  const threeDays = recoveryRun(['maintain', 'recover', 'recover', 'recover']);
+
+  it('counts the consecutive days in recover up to the latest score; a gap or another status ends the run', () => {
+    expect(recoverStreak(threeDays, TODAY)).toEqual({ days: 3, since: addDays(TODAY, -2) });
+    expect(recoverStreak(recoveryRun(['recover', 'maintain', 'recover', 'recover']), TODAY)).toEqual({
+      days: 2,
+      since: addDays(TODAY, -1),
+    });
+    const gap = recoveryRun(['recover', 'recover', 'recover']).filter((day) => day.date !== addDays(TODAY, -1));
+    expect(recoverStreak(gap, TODAY)).toEqual({ days: 1, since: TODAY });
+    expect(recoverStreak([], TODAY)).toEqual({ days: 1, since: TODAY });
+    // Yesterday's score is the latest: the run ends there.
+    expect(
+      recoverStreak(recoveryRun(['recover', 'recover', 'recover'], addDays(TODAY, -1)), addDays(TODAY, -1)),
+    ).toEqual({ days: 3, since: addDays(TODAY, -3) });
+  });
+
+  it('swaps a hard session for 60 minutes easy, its stress from the steps, citing the days in recover', () => {
+    // The issue's case: a 2.5-hour ride of stress 130 after days in recover.
+    const ride = workout({ title: 'Long ride', durationSecs: 9000, trainingStress: 130 });
+    const [suggestion] = easierWorkoutSuggestions(inputs({ recentRecovery: threeDays, planned: [ride] }));
+
+    expect(suggestion?.kind).toBe('easier_workout');
+    expect(suggestion?.title).toBe('Rest, or make “Long ride” at most 60 minutes easy');
+    expect(suggestion?.body).toMatch(/^Rest, or at most 60 minutes easy\. /);
+    expect(suggestion?.body).toContain(`for 3 days in a row (since ${addDays(TODAY, -2)}; 30 on ${TODAY})`);
+    expect(suggestion?.evidence).toEqual({
+      rule: 'low_recovery_before_hard_workout',
+      recoveryDate: TODAY,
+      recoveryScore: 30,
+      recoveryThreshold: 45,
+      date: ride.date,
+      plannedTss: 130,
+      intensityFactor: expect.any(Number) as number,
+      hardTss: 80,
+      hardIntensityFactor: 0.85,
+      recoverDays: 3,
+      recoverSince: addDays(TODAY, -2),
+      restAfterRecoverDays: 3,
+    });
+    // 9 min warm-up and 6 min cool-down at 50-60 % FTP, 45 min at 45-55 %: Σ hours × IF² × 100.
+    const stress = (540 / 3600) * 0.55 ** 2 * 100 + (2700 / 3600) * 0.5 ** 2 * 100 + (360 / 3600) * 0.55 ** 2 * 100;
+    expect(suggestion?.action).toMatchObject({
+      type: 'swap_structure',
+      plannedWorkoutId: ride.id,
+      intent: 'recovery',
+      durationSecs: 3600,
+      trainingStress: Math.round(stress * 10) / 10,
+    });
+    expect((suggestion?.action as { trainingStress: number }).trainingStress).toBe(26.3);
+    const steps = (suggestion?.action as { structure: { steps: { label?: string }[] } }).structure.steps;
+    expect(steps.map((step) => step.label)).toEqual([
+      'Warm up at 50-60% FTP (125-150 W)',
+      'Steady at 45-55% FTP (113-138 W)',
+      'Cool down at 50-60% FTP (125-150 W)',
+    ]);
+    expect(suggestion?.dedupeKey).toBe(`easier-rest:${ride.id}:${ride.date}`);
+  });
+
+  it('keeps a hard session shorter than an hour at its own length, easy', () => {
+    const short = workout({ durationSecs: 45 * 60, trainingStress: 70, title: 'VO2max' });
+    const structure = {
+      steps: [
+        {
+          type: 'work' as const,
+          duration: { type: 'time' as const, secs: 45 * 60 },
+          target: { type: 'power' as const, minPercentFtp: 100, maxPercentFtp: 110 },
+        },
+      ],
+    };
+    const [suggestion] = easierWorkoutSuggestions(
+      inputs({ recentRecovery: recoveryRun(Array(6).fill('recover')), planned: [{ ...short, structure }] }),
+    );
+    expect(suggestion?.action).toMatchObject({ intent: 'recovery', durationSecs: 45 * 60 });
+    expect(suggestion?.evidence).toMatchObject({ recoverDays: 6, recoverSince: addDays(TODAY, -5) });
+  });
+
+  it('with 2 days in recover keeps the endurance session of the same length', () => {
+    const ride = workout({ durationSecs: 9000, trainingStress: 130 });
+    const [suggestion] = easierWorkoutSuggestions(
+      inputs({ recentRecovery: recoveryRun(['ready', 'recover', 'recover']), planned: [ride] }),
+    );
+    expect(suggestion?.title).toBe('Make “Intervals” an easy endurance session');
+    expect(suggestion?.action).toMatchObject({ intent: 'endurance', durationSecs: 9000 });
+    expect((suggestion?.action as { trainingStress: number }).trainingStress).toBeGreaterThan(60);
+    expect(suggestion?.evidence).toMatchObject({ recoverDays: 2, recoverSince: addDays(TODAY, -1) });
+    expect(suggestion?.body).not.toMatch(/60 minutes/);
+    expect(suggestion?.dedupeKey).toBe(`easier:${ride.id}:${ride.date}`);
+  });
+
+  it('does not suggest anything for an easy session, however long recovery has been low', () => {
+    const easy = workout({ durationSecs: 3600, trainingStress: 40 });
+    expect(easierWorkoutSuggestions(inputs({ recentRecovery: threeDays, planned: [easy] }))).toEqual([]);
   });
 });
 
@@ -168,6 +273,24 @@ describe('rule 3: CTL ramp over 8 a week', () => {
     );
     expect(suggestion?.dedupeKey).toBe(`lighter:${startedOn}`);
     expect(suggestion?.action).toMatchObject({ from: TODAY, to: addDays(startedOn, 6) });
+  });
+
+  it("does not read a new athlete's first week of 5 × 100 TSS as a ramp: it needs 42 days of history", () => {
+    const days = 5;
+    const stress = Array.from({ length: days }, (_, index) => ({
+      date: addDays(TODAY, -days + 1 + index),
+      tss: 100,
+      method: 'power' as const,
+    }));
+    const load = trainingLoadSeries(stress, { fromDate: addDays(TODAY, -days - 2), toDate: TODAY });
+    const firstWorkoutDate = addDays(TODAY, -days + 1);
+    expect(lighterWeekSuggestions(inputs({ load, planned: week, firstWorkoutDate }))).toEqual([]);
+    expect(lighterWeekSuggestions(inputs({ load, planned: week, firstWorkoutDate: null }))).toEqual([]);
+    // The same CTL rise with 42 days of history is a ramp too steep.
+    expect(lighterWeekSuggestions(inputs({ load, planned: week, firstWorkoutDate: addDays(TODAY, -42) }))).toHaveLength(
+      1,
+    );
+    expect(lighterWeekSuggestions(inputs({ load, planned: week, firstWorkoutDate: addDays(TODAY, -41) }))).toEqual([]);
   });
 
   it('does not fire at a steady load, without 8 days of load, or without planned workouts', () => {

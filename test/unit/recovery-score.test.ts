@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../../server/src/lib/dates.ts';
 import {
+  loadScoreOfFormPercent,
   recoveryForDay,
   recoverySeries,
   scoreComponents,
@@ -15,16 +16,19 @@ const HOUR = 3600;
 const workedExample: RecoveryInputs = {
   date: '2026-09-30',
   hrv: {
+    today: Math.log(55),
     week: { count: 7, mean: Math.log(55), sd: 0 },
     baseline: { count: 60, mean: Math.log(60), sd: 0.1 },
   },
   restingHr: { today: 51, baseline: { count: 60, mean: 48, sd: 2 } },
   sleep: { secs: 7 * HOUR, sleepScore: null, needSecs: 8 * HOUR },
   checkIn: { mood: 4, fatigue: 3, soreness: 2, motivation: 4 },
-  load: { tsb: -10, daysSinceFirstWorkout: 120 },
+  load: { tsb: -10, ctl: 50, daysSinceFirstWorkout: 120 },
 };
 const noCheckIn = { mood: null, fatigue: null, soreness: null, motivation: null };
-const noLoad = { tsb: null, daysSinceFirstWorkout: null };
+const noLoad = { tsb: null, ctl: null, daysSinceFirstWorkout: null };
+/** Load at a form of `percent` of a CTL of 50, with a long training history. */
+const formAt = (percent: number) => ({ tsb: percent / 2, ctl: 50, daysSinceFirstWorkout: 120 });
 
 /**
  * Raw wellness days that summarise to the worked example on `today`: HRV of
@@ -58,19 +62,22 @@ function workedExampleHistory(today: string): WellnessDay[] {
 describe('recovery score: the worked example', () => {
   it('scores each component as the model says', () => {
     const day = scoreComponents(workedExample);
-    expect(day.components.hrv.z).toBeCloseTo(-0.8701, 4);
+    expect(day.components.hrv.zToday).toBeCloseTo(-0.8701, 4);
+    expect(day.components.hrv.zTrend).toBeCloseTo(-0.8701, 4);
     expect(day.components.hrv.score).toBe(43.9);
     expect(day.components.restingHr.z).toBe(1.5);
     expect(day.components.restingHr.score).toBe(25);
     expect(day.components.sleep.score).toBe(75);
     expect(day.components.subjective.score).toBe(68.75);
-    expect(day.components.load.score).toBe(50);
+    // TSB −10 at CTL 50 is −20 % of fitness, inside the optimal zone: 100 − 0.5·10.
+    expect(day.components.load.value).toBe(-20);
+    expect(day.components.load.score).toBe(95);
   });
 
-  it('weights them to 52.24, maintain, and names HRV', () => {
+  it('weights them to 58.99, maintain, and names HRV', () => {
     const day = scoreComponents(workedExample);
-    expect(Math.abs((day.score as number) - 52.24)).toBeLessThanOrEqual(0.5);
-    expect(day.score).toBe(52.24);
+    expect(Math.abs((day.score as number) - 58.99)).toBeLessThanOrEqual(0.5);
+    expect(day.score).toBe(58.99);
     expect(day.status).toBe('maintain');
     expect(day.explanation).toBe("HRV below your normal range lowered today's score most.");
     expect(day.components.hrv).toMatchObject({ weight: 0.35, available: true, reason: null });
@@ -93,7 +100,9 @@ describe('recovery score: the worked example', () => {
     expect(hrv.baseline?.high).toBeCloseTo(Math.log(60) + 0.05, 12);
     expect(hrv.baseline?.ms.mean).toBeCloseTo(60, 10);
     expect(hrv.baseline?.ms.low).toBeCloseTo(60 * Math.exp(-0.05), 10);
-    expect(hrv.detail).toBe('7-day HRV 55.0 ms (7 readings) against your normal 57.1–63.1 ms');
+    expect(hrv.detail).toBe(
+      'Today 55.0 ms, below your normal 57.1–63.1 ms; 7-day mean 55.0 ms (7 readings), below it too',
+    );
   });
 
   it('comes out of a raw 67-day history the same way', () => {
@@ -102,6 +111,7 @@ describe('recovery score: the worked example', () => {
       date: today,
       history: workedExampleHistory(today),
       tsb: -10,
+      ctl: 50,
       daysSinceFirstWorkout: 120,
     });
     expect(day.components.hrv.baseline?.days).toBe(59);
@@ -109,6 +119,7 @@ describe('recovery score: the worked example', () => {
     expect(day.components.hrv.baseline?.sd).toBeCloseTo(0.1, 9);
     expect(day.components.hrv.days).toBe(7);
     expect(day.components.hrv.value).toBeCloseTo(Math.log(55), 6);
+    expect(day.components.hrv.trend).toBeCloseTo(Math.log(55), 6);
     expect(day.components.restingHr.baseline).toMatchObject({ days: 59 });
     expect(day.components.restingHr.baseline?.mean).toBeCloseTo(48, 9);
     expect(day.components.restingHr.baseline?.sd).toBeCloseTo(2, 9);
@@ -116,10 +127,67 @@ describe('recovery score: the worked example', () => {
     expect(day.components.restingHr.score).toBe(25);
     expect(day.components.sleep.score).toBe(75);
     expect(day.components.subjective.score).toBe(68.75);
-    expect(day.components.load.score).toBe(50);
-    expect(Math.abs((day.score as number) - 52.24)).toBeLessThanOrEqual(0.5);
+    expect(day.components.load.score).toBe(95);
+    expect(Math.abs((day.score as number) - 58.99)).toBeLessThanOrEqual(0.5);
     expect(day.status).toBe('maintain');
     expect(day.explanation).toMatch(/^HRV below your normal range/);
+  });
+});
+
+/**
+ * The docs' "one bad morning": a 60-day baseline of μ60 = ln 60, σ60 = 0.10
+ * (the worked example's), six days at 60·e^0.04 ms and today at 60·e^−0.36 ms,
+ * 3.6 SD below the baseline mean.
+ */
+function badMorningHistory(today: string): WellnessDay[] {
+  return workedExampleHistory(today).map((day, index) =>
+    index >= 60 ? { ...day, hrv: index === 66 ? 60 * Math.exp(-0.36) : 60 * Math.exp(0.04) } : day,
+  );
+}
+
+describe('recovery score: one bad morning (today 3.6 SD below the baseline)', () => {
+  const today = '2026-09-30';
+  const day = recoveryForDay({
+    date: today,
+    history: badMorningHistory(today),
+    tsb: -10,
+    ctl: 50,
+    daysSinceFirstWorkout: 120,
+  });
+  const { hrv } = day.components;
+
+  it("scores today's part 0 and the 7-day trend 64.86: the component is their mean, 32.43", () => {
+    expect(hrv.zToday).toBeCloseTo(-3.6, 5);
+    expect(hrv.todayScore).toBe(0);
+    expect(hrv.zTrend).toBeCloseTo(-0.171429, 5);
+    expect(hrv.trendScore).toBeCloseTo(64.857143, 4);
+    expect(hrv.score).toBe(32.43);
+    expect(hrv.value).toBeCloseTo(Math.log(60) - 0.36, 6);
+    expect(hrv.trendMs).toBeCloseTo(58.98, 2);
+  });
+
+  it('does not read as within normal: the detail and the explanation say today is below the range', () => {
+    expect(hrv.detail).toBe(
+      'Today 41.9 ms, below your normal 57.1–63.1 ms; 7-day mean 59.0 ms (7 readings), within it',
+    );
+    expect(day.explanation).toBe("HRV below your normal range lowered today's score most.");
+    // The old model judged only the 7-day mean: 64.86, "within normal". Here the HRV part loses twice as much.
+    expect(hrv.score as number).toBeLessThan(64.86 / 2 + 0.01);
+  });
+
+  it('names the 7-day trend when it, not today, is below the range', () => {
+    const inputs: RecoveryInputs = {
+      ...workedExample,
+      hrv: {
+        today: Math.log(60),
+        week: { count: 7, mean: Math.log(60) - 0.2, sd: null },
+        baseline: { count: 60, mean: Math.log(60), sd: 0.1 },
+      },
+    };
+    const scored = scoreComponents(inputs);
+    // today 70, trend 70 − 60 = 10: mean 40.
+    expect(scored.components.hrv.score).toBe(40);
+    expect(scored.explanation).toBe("HRV's 7-day trend below your normal range lowered today's score most.");
   });
 });
 
@@ -128,6 +196,7 @@ describe('recovery score: the components', () => {
     const inputs: RecoveryInputs = {
       ...workedExample,
       hrv: {
+        today: Math.log(60) - 0.05,
         week: { count: 3, mean: Math.log(60) - 0.05, sd: null },
         baseline: { count: 14, mean: Math.log(60), sd: 0.03 },
       },
@@ -170,12 +239,52 @@ describe('recovery score: the components', () => {
     expect(day.components.subjective.score).toBe(50);
   });
 
-  it('scores load as 70 + 2·TSB, clamped', () => {
-    const load = (tsb: number) =>
-      scoreComponents({ ...workedExample, load: { tsb, daysSinceFirstWorkout: 60 } }).components.load.score;
-    expect(load(5)).toBe(80);
-    expect(load(20)).toBe(100);
-    expect(load(-40)).toBe(0);
+  it('scores form as a percentage of fitness by zone (the worked example of the form zones)', () => {
+    const load = (percent: number) =>
+      scoreComponents({ ...workedExample, load: formAt(percent) }).components.load.score;
+    expect(load(20)).toBe(100); // fresh
+    expect(load(0)).toBe(100); // grey zone
+    expect(load(-10)).toBe(100); // the optimal zone's fresh edge
+    expect(load(-20)).toBe(95); // optimal training: not penalised beyond a nudge
+    expect(load(-30)).toBe(90); // the optimal zone's deep edge
+    expect(load(-40)).toBe(60); // high risk: 3 points per percent
+    expect(load(-60)).toBe(0);
+    expect(load(-90)).toBe(0);
+    // CTL 58, ATL 88 entering the day: TSB −30 is −51.7 % of fitness.
+    expect(
+      scoreComponents({ ...workedExample, load: { tsb: -30, ctl: 58, daysSinceFirstWorkout: 120 } }).components.load
+        .score,
+    ).toBe(Math.round((90 - 3 * ((100 * 30) / 58 - 30)) * 100) / 100);
+  });
+
+  it('is continuous and never rises as form falls', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: -150, max: 80, noNaN: true }),
+        fc.double({ min: 0, max: 5, noNaN: true }),
+        (p, d) => {
+          expect(loadScoreOfFormPercent(p - d)).toBeLessThanOrEqual(loadScoreOfFormPercent(p));
+          // Piecewise linear with slopes of at most 3 points per percent: no jump anywhere.
+          expect(loadScoreOfFormPercent(p) - loadScoreOfFormPercent(p - d)).toBeLessThanOrEqual(3 * d + 1e-9);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts CTL below 10 as 10, so a nearly untrained athlete is not swung by hundreds of percent', () => {
+    const day = scoreComponents({ ...workedExample, load: { tsb: -4, ctl: 5, daysSinceFirstWorkout: 120 } });
+    expect(day.components.load.value).toBe(-40);
+    expect(day.components.load.score).toBe(60);
+  });
+
+  it("says the form, TSB, CTL and zone in the load's detail", () => {
+    expect(scoreComponents(workedExample).components.load.detail).toBe(
+      'Form -20 % of fitness (TSB -10.0, CTL 50.0): the optimal training zone (-10 to -30 %)',
+    );
+    expect(scoreComponents({ ...workedExample, load: formAt(-45) }).components.load.detail).toMatch(
+      /^Form -45 % of fitness .*: the high-risk zone \(below -30 %\)$/,
+    );
   });
 
   it('names the component that cost the most points, with its direction', () => {
@@ -183,13 +292,14 @@ describe('recovery score: the components', () => {
       ...workedExample,
       // HRV z = 0.6 (score 88, above the ±0.05 range); everything else scores 100.
       hrv: {
+        today: Math.log(60) + 0.06,
         week: { count: 7, mean: Math.log(60) + 0.06, sd: null },
         baseline: { count: 60, mean: Math.log(60), sd: 0.1 },
       },
       restingHr: { today: 46, baseline: { count: 60, mean: 48, sd: 2 } },
       sleep: { secs: 8 * HOUR, sleepScore: null, needSecs: 8 * HOUR },
       checkIn: { mood: 5, fatigue: 1, soreness: 1, motivation: 5 },
-      load: { tsb: 15, daysSinceFirstWorkout: 60 },
+      load: formAt(30),
     };
     expect(scoreComponents(good).explanation).toBe("HRV, though above your normal range, lowered today's score most.");
     expect(
@@ -201,8 +311,8 @@ describe('recovery score: the components', () => {
     expect(scoreComponents({ ...good, checkIn: { mood: 2, fatigue: 4, soreness: 5, motivation: 2 } }).explanation).toBe(
       "Soreness in your check-in (5 of 5) lowered today's score most.",
     );
-    expect(scoreComponents({ ...good, load: { tsb: -30, daysSinceFirstWorkout: 60 } }).explanation).toBe(
-      "Fatigue from recent training (TSB -30.0) lowered today's score most.",
+    expect(scoreComponents({ ...good, load: formAt(-60) }).explanation).toBe(
+      "Fatigue from recent training (form -60 % of fitness, below -30 %) lowered today's score most.",
     );
   });
 
@@ -211,6 +321,7 @@ describe('recovery score: the components', () => {
     const day = scoreComponents({
       date: '2026-09-30',
       hrv: {
+        today: Math.log(60) - 0.1 / 3000,
         week: { count: 7, mean: Math.log(60) - 0.1 / 3000, sd: null },
         baseline: { count: 60, mean: Math.log(60), sd: 0.1 },
       },
@@ -227,7 +338,7 @@ describe('recovery score: the components', () => {
 });
 
 describe('recovery score: missing data', () => {
-  it('drops a missing component and renormalises the others (no sleep: 44.65, recover)', () => {
+  it('drops a missing component and renormalises the others (no sleep: 53.65, maintain)', () => {
     const day = scoreComponents({ ...workedExample, sleep: { secs: null, sleepScore: null, needSecs: 8 * HOUR } });
     const used = [day.components.hrv, day.components.restingHr, day.components.subjective, day.components.load];
     expect(used.reduce((sum, component) => sum + component.weight, 0)).toBeCloseTo(1, 12);
@@ -235,11 +346,11 @@ describe('recovery score: missing data', () => {
     expect(day.components.restingHr.weight).toBeCloseTo(0.15 / 0.75, 12);
     expect(day.components.sleep).toMatchObject({ available: false, weight: 0, score: null });
     expect(day.components.sleep.reason).toMatch(/no sleep/);
-    // (0.35·43.90 + 0.15·25 + 0.10·68.75 + 0.15·50) / 0.75 = 44.6533…
-    const formula = (0.35 * 43.9 + 0.15 * 25 + 0.1 * 68.75 + 0.15 * 50) / 0.75;
+    // (0.35·43.90 + 0.15·25 + 0.10·68.75 + 0.15·95) / 0.75 = 53.6533…
+    const formula = (0.35 * 43.9 + 0.15 * 25 + 0.1 * 68.75 + 0.15 * 95) / 0.75;
     expect(day.score).toBe(Math.round(formula * 100) / 100);
-    expect(day.score).toBe(44.65);
-    expect(day.status).toBe('recover');
+    expect(day.score).toBe(53.65);
+    expect(day.status).toBe('maintain');
   });
 
   it('is insufficient_data with a null score when the baselines are too short', () => {
@@ -259,21 +370,42 @@ describe('recovery score: missing data', () => {
     expect(day.explanation).toMatch(/^Not enough data for a score yet/);
   });
 
-  it('needs 3 HRV readings in the last 7 days', () => {
+  it('needs a reading today or 3 HRV readings in the last 7 days', () => {
     const history = workedExampleHistory('2026-09-30').map((day, index) =>
-      // Indices 60..66 are the last 7 days; keep two of them.
-      index >= 60 && index !== 63 && index !== 66 ? { ...day, hrv: null } : day,
+      // Indices 60..66 are the last 7 days (66 is today); keep two of them, not today's.
+      index >= 60 && index !== 63 && index !== 64 ? { ...day, hrv: null } : day,
     );
-    const day = recoveryForDay({ date: '2026-09-30', history, tsb: -10, daysSinceFirstWorkout: 120 });
+    const day = recoveryForDay({ date: '2026-09-30', history, tsb: -10, ctl: 50, daysSinceFirstWorkout: 120 });
     expect(day.components.hrv.available).toBe(false);
-    expect(day.components.hrv.reason).toBe('2 HRV readings in the last 7 days, 3 needed');
+    expect(day.components.hrv.reason).toBe('no HRV today and 2 readings in the last 7 days, 3 needed');
     expect(day.status).not.toBe('insufficient_data');
+  });
+
+  it("scores today's reading alone when the week has too few for a trend, and the trend alone without one today", () => {
+    const todayOnly = recoveryForDay({
+      date: '2026-09-30',
+      history: workedExampleHistory('2026-09-30').map((day, index) =>
+        index >= 60 && index !== 65 && index !== 66 ? { ...day, hrv: null } : day,
+      ),
+    }).components.hrv;
+    expect(todayOnly).toMatchObject({ available: true, score: 43.9, trend: null, trendScore: null, days: 2 });
+    expect(todayOnly.detail).toBe(
+      'Today 55.0 ms, below your normal 57.1–63.1 ms; 2 readings in the last 7 days, too few for a trend',
+    );
+    const trendOnly = recoveryForDay({
+      date: '2026-09-30',
+      history: workedExampleHistory('2026-09-30').map((day, index) => (index === 66 ? { ...day, hrv: null } : day)),
+    }).components.hrv;
+    expect(trendOnly).toMatchObject({ available: true, score: 43.9, value: null, todayScore: null, days: 6 });
+    expect(trendOnly.detail).toBe(
+      'No HRV reading today; 7-day mean 55.0 ms (6 readings) against your normal 57.1–63.1 ms',
+    );
   });
 
   it('is insufficient_data with only the check-in and sleep (no HRV, no resting HR)', () => {
     const day = scoreComponents({
       ...workedExample,
-      hrv: { week: { count: 0, mean: null, sd: null }, baseline: { count: 0, mean: null, sd: null } },
+      hrv: { today: null, week: { count: 0, mean: null, sd: null }, baseline: { count: 0, mean: null, sd: null } },
       restingHr: { today: null, baseline: { count: 0, mean: null, sd: null } },
       load: noLoad,
     });
@@ -303,24 +435,24 @@ describe('recovery score: missing data', () => {
     expect(physiological.score).toBe(Math.round((0.7 * 43.9 + 0.3 * 25) * 100) / 100);
   });
 
-  it('leaves the load out until 28 days after the first workout', () => {
+  it('leaves the load out until 42 days of training history', () => {
     const today = '2026-09-30';
     const history = workedExampleHistory(today);
-    const tsbByDate = new Map([
-      [addDays(today, -1), -10],
-      [today, -10],
+    const loadByDate = new Map([
+      [addDays(today, -1), { tsb: -10, ctl: 50 }],
+      [today, { tsb: -10, ctl: 50 }],
     ]);
     const [before, on] = recoverySeries(history, {
       fromDate: addDays(today, -1),
       toDate: today,
-      tsbByDate,
-      firstWorkoutDate: addDays(today, -28),
+      loadByDate,
+      firstWorkoutDate: addDays(today, -42),
     });
     expect(before?.components.load).toMatchObject({ available: false, score: null, weight: 0 });
-    expect(before?.components.load.reason).toBe('27 days since the first workout, 28 needed');
-    expect(on?.components.load).toMatchObject({ available: true, score: 50 });
+    expect(before?.components.load.reason).toBe('41 days of training history, 42 needed');
+    expect(on?.components.load).toMatchObject({ available: true, score: 95, value: -20 });
     expect(
-      recoveryForDay({ date: today, history, tsb: -10, daysSinceFirstWorkout: 27 }).components.load.available,
+      recoveryForDay({ date: today, history, tsb: -10, ctl: 50, daysSinceFirstWorkout: 41 }).components.load.available,
     ).toBe(false);
   });
 });

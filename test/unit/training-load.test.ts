@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  ctlEnteringDay,
+  hasTrainingHistory,
   rampTooSteep,
   stressSportOf,
   sumDailyStress,
@@ -10,6 +12,7 @@ import {
   type DatedStress,
   type StressMethod,
   type StressProfile,
+  type TrainingLoadDay,
 } from '../../server/src/modules/derived/training-load.model.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { trainingStressScore } from '../../server/src/modules/workouts/power-metrics.ts';
@@ -264,17 +267,19 @@ describe('ramp signal: CTL up more than 8 in 7 days', () => {
   const week = (tss: number) =>
     Array.from({ length: 7 }, (_, index) => ({ date: addDays('2026-06-01', index), tss, method: 'power' as const }));
   const range = { fromDate: '2026-05-31', toDate: '2026-06-07' };
+  /** A first workout long enough ago that the 42-day history rule is met. */
+  const longAgo = '2026-01-01';
 
   it('flags a rise above 8', () => {
     const series = trainingLoadSeries(week(55), range);
     expect(weeklyCtlRamp(series, '2026-06-07')).toBeCloseTo(55 * (1 - (41 / 42) ** 7), 10);
-    expect(rampTooSteep(series, '2026-06-07')).toBe(true);
+    expect(rampTooSteep(series, '2026-06-07', longAgo)).toBe(true);
   });
 
   it('does not flag a rise of 8 or less', () => {
     const series = trainingLoadSeries(week(50), range);
     expect(weeklyCtlRamp(series, '2026-06-07')).toBeLessThan(8);
-    expect(rampTooSteep(series, '2026-06-07')).toBe(false);
+    expect(rampTooSteep(series, '2026-06-07', longAgo)).toBe(false);
   });
 
   it('does not flag a steady load', () => {
@@ -284,11 +289,64 @@ describe('ramp signal: CTL up more than 8 in 7 days', () => {
       method: 'power' as const,
     }));
     const series = trainingLoadSeries(steady, { fromDate: '2026-01-01', toDate: addDays('2026-01-01', 199) });
-    expect(rampTooSteep(series, addDays('2026-01-01', 199))).toBe(false);
+    expect(rampTooSteep(series, addDays('2026-01-01', 199), '2026-01-01')).toBe(false);
   });
 
   it('is unknown (null) when the series does not reach 7 days back', () => {
     const series = trainingLoadSeries(week(55), { fromDate: '2026-06-01', toDate: '2026-06-07' });
-    expect(rampTooSteep(series, '2026-06-07')).toBeNull();
+    expect(rampTooSteep(series, '2026-06-07', longAgo)).toBeNull();
+  });
+
+  it("does not read a new athlete's first week of 5 × 100 TSS as a ramp (docs/science.md §1)", () => {
+    const first = '2026-06-01';
+    const days = Array.from({ length: 5 }, (_, index) => ({
+      date: addDays(first, index),
+      tss: 100,
+      method: 'power' as const,
+    }));
+    const series = trainingLoadSeries(days, { fromDate: addDays(first, -7), toDate: addDays(first, 4) });
+    const dayFive = addDays(first, 4);
+    // CTL 0 → 100·(1 − (41/42)^5) = 11.35 in under a week: above 8, yet only 4 days of history.
+    expect(weeklyCtlRamp(series, dayFive)).toBeCloseTo(11.3512, 4);
+    expect(rampTooSteep(series, dayFive, first)).toBeNull();
+    expect(rampTooSteep(series, dayFive, null)).toBeNull();
+  });
+
+  it('counts from 42 days of history on: the same rise is steep on day 42, not on day 41', () => {
+    const first = '2026-01-01';
+    // One easy ride on the first day, then nothing until a hard week ending on day 41 or 42.
+    const block = (lastDay: number) => [
+      { date: first, tss: 20, method: 'power' as const },
+      ...Array.from({ length: 7 }, (_, index) => ({
+        date: addDays(first, lastDay - 6 + index),
+        tss: 100,
+        method: 'power' as const,
+      })),
+    ];
+    for (const lastDay of [41, 42]) {
+      const date = addDays(first, lastDay);
+      const series = trainingLoadSeries(block(lastDay), { fromDate: first, toDate: date });
+      expect(hasTrainingHistory(first, date)).toBe(lastDay >= 42);
+      expect(weeklyCtlRamp(series, date)).toBeGreaterThan(8);
+      expect(rampTooSteep(series, date, first)).toBe(lastDay >= 42 ? true : null);
+    }
+  });
+});
+
+describe('CTL entering a day', () => {
+  it("is the day before's CTL, recovered from the day's own CTL and TSS", () => {
+    const days = [
+      { date: '2026-06-01', tss: 100, method: 'power' as const },
+      { date: '2026-06-02', tss: 100, method: 'power' as const },
+      { date: '2026-06-04', tss: 37.5, method: 'power' as const },
+    ];
+    const series = trainingLoadSeries(days, { fromDate: '2026-06-01', toDate: '2026-06-05' });
+    expect(ctlEnteringDay(series[0] as TrainingLoadDay)).toBe(0);
+    for (let index = 1; index < series.length; index += 1) {
+      const day = series[index] as TrainingLoadDay;
+      expect(ctlEnteringDay(day)).toBeCloseTo((series[index - 1] as TrainingLoadDay).ctl, 12);
+      // The worked example: day 2's TSB −11.9048 was computed from CTL 2.3810.
+      if (index === 1) expect(ctlEnteringDay(day)).toBeCloseTo(2.381, 4);
+    }
   });
 });

@@ -209,7 +209,7 @@ interface ComponentRow {
 /** One row per component the contract names: a new component fails to compile until it has a row. */
 const COMPONENT_ROWS: Record<RecoveryComponentName, ComponentRow> = {
   hrv: {
-    label: 'HRV (rMSSD, 7-day)',
+    label: 'HRV (rMSSD, today)',
     // The model works on ln(rMSSD); athletes read milliseconds.
     value: (value) => `${Math.exp(value).toFixed(1)} ms`,
     range: (low, high) => `${Math.exp(low).toFixed(1)}–${Math.exp(high).toFixed(1)} ms`,
@@ -221,7 +221,7 @@ const COMPONENT_ROWS: Record<RecoveryComponentName, ComponentRow> = {
   },
   sleep: { label: 'Sleep', value: (value) => `${(value / 3600).toFixed(1)} h` },
   subjective: { label: 'Check-in', value: (value) => String(round1(value)) },
-  load: { label: 'Training balance (TSB)', value: (value) => value.toFixed(1) },
+  load: { label: 'Form (% of fitness)', value: (value) => `${value.toFixed(0)} %` },
 };
 
 // ---- sections -----------------------------------------------------------------------------

@@ -25,12 +25,17 @@ import {
   type StoredRecoveryDay,
 } from './analytics.repository.ts';
 import { RECOVERY_HISTORY_DAYS, recoverySeries, type RecoveryDay } from './recovery.model.ts';
-import { type DatedStress, stressOfWorkoutRow, trainingLoadSeries } from './training-load.model.ts';
 import { PAGE_LIMIT_MAX, type PlannedWorkout } from '@pacer/contract';
 import { listPlannedWorkoutPage } from '../planned-workouts/planned-workouts.service.ts';
 import { type ProjectedLoadDay, LOAD_PROJECTION_DAYS, projectTrainingLoad } from './load-projection.ts';
 import { plannedLoadOf } from './recommendation-rules.ts';
-import { weeklyCtlRamp } from './training-load.model.ts';
+import {
+  ctlEnteringDay,
+  type DatedStress,
+  stressOfWorkoutRow,
+  trainingLoadSeries,
+  weeklyCtlRamp,
+} from './training-load.model.ts';
 
 export interface LoadAndRecoveryOutcome {
   /** First day rewritten, or `null` when nothing was (no data to compute from, or neither was asked for). */
@@ -91,7 +96,7 @@ export async function recomputeLoadAndRecovery(
   const recovery = recoverySeries(history, {
     fromDate: from,
     toDate: to,
-    tsbByDate: new Map([...storedLoad, ...load].map((day) => [day.date, day.tsb])),
+    loadByDate: new Map([...storedLoad, ...load].map((day) => [day.date, { tsb: day.tsb, ctl: ctlEnteringDay(day) }])),
     ...(firstWorkout ? { firstWorkoutDate: firstWorkout } : {}),
   });
   await replaceRecoveryFrom(trx, userId, from, recovery.map(toStoredRecovery));

@@ -15,12 +15,38 @@
  *      sessions), from its steps' %FTP or heart-rate zones, else from its
  *      planned stress and duration, else the sport's typical IF.
  *    Either is enough: a long ride can be hard by volume, a short interval
- *    session by intensity. The suggestion is the same session as an
- *    endurance ride or run of the same length (the structure generator's
- *    `endurance` intent). Choices:
+ *    session by intensity. What is suggested depends on how long recovery
+ *    has been low, counted as consecutive days in `recover` up to the latest
+ *    score (the stored days of the last 14 are read; `recoverDays`,
+ *    `recoverSince` in the evidence):
+ *    - 3 days or more: rest, or at most 60 minutes easy. Accepting swaps the
+ *      session for the structure generator's `recovery` intent (45-55 % FTP,
+ *      or heart-rate zone 1, between an easy warm-up and cool-down) over the
+ *      planned length or 60 minutes, whichever is shorter, its stress
+ *      computed from those steps; resting is the athlete's own call (skip the
+ *      session). Three days is where a low score stops being one bad night:
+ *      the recovery score's HRV trend is a 7-day mean (docs/science.md §2),
+ *      and a low score over several days is the pattern of functional
+ *      overreaching, whose remedy is reduced load (days of rest or very easy
+ *      training) rather than a slightly easier session (Meeusen et al. 2013,
+ *      Med Sci Sports Exerc 45:186, the ECSS/ACSM consensus on overtraining).
+ *      The easy session is Coggan's active recovery level (below 56 % of
+ *      FTP); 60 minutes is the model's ceiling on it (docs/science.md §2):
+ *      an hour of it is about 26 TSS, a fifth of a long ride, so it adds
+ *      little fatigue. The issue that asked for this saw six days in
+ *      `recover` answered with a 130 TSS ride made a 107.5 TSS endurance
+ *      ride of the same length.
+ *    - 1 or 2 days: the same session as an endurance ride or run of the same
+ *      length (the structure generator's `endurance` intent), as before: one
+ *      or two low days are often a single bad night, and the athlete keeps the
+ *      session's volume at an easier intensity.
+ *    Choices:
  *    - It is suggested only when that variant is really easier, at most 90 %
  *      of the planned stress. A long steady ride that is hard by volume alone
  *      is already an endurance session; swapping in another changes nothing.
+ *    - The rest suggestion has its own key (`easier-rest:`): reaching the
+ *      third day in `recover` is a new situation, asked about even when the
+ *      endurance variant was decided the day before.
  *    - The situation is the workout on its date, not the day's score: once
  *      the athlete has decided about that workout, a new score the next
  *      morning does not ask again (moving the workout to another day does).
@@ -35,7 +61,10 @@
  *    feature is on: without food logs every workout ahead looks unfuelled.
  * 3. Ramp too steep (`lighter_week`). CTL rose by more than 8 in the 7 days
  *    to the latest day of training load (the training-load model's ramp
- *    signal; coaching texts put a sustainable rise at about 5-8 a week). The
+ *    signal; coaching texts put a sustainable rise at about 5-8 a week), and
+ *    the athlete has 42 days of training history by then (before that CTL is
+ *    still rising from its start at 0: a new athlete's first week of 5 × 100
+ *    TSS is not a ramp too steep; docs/science.md §1). The
  *    suggestion is a lighter week: the planned workouts from today through
  *    the end of a 7-day window scaled to 80 % of their stress and duration.
  *    Choices:
@@ -48,8 +77,9 @@
  *      applied twice to the same workout.
  *    - Without planned workouts in the window there is nothing to make
  *      lighter, and no suggestion; the ramp still shows in the training load.
- *    - Without a stored day 7 days before the latest there is no ramp (the
- *      signal is undefined, not zero), as in the training-load model.
+ *    - Without a stored day 7 days before the latest, or before 42 days of
+ *      training history, there is no ramp (the signal is undefined, not
+ *      zero), as in the training-load model.
  *
  * Each suggestion has a `dedupeKey` naming the situation: the workout and its
  * date for rules 1 and 2, the window's first day for rule 3. A situation
@@ -67,7 +97,12 @@ import type {
 } from '@pacer/contract';
 import type { RecommendationEvidence, RecommendationKind } from '@pacer/contract';
 import { addDays } from '../../lib/dates.ts';
-import { weeklyCtlRamp, RAMP_TOO_STEEP_CTL_PER_WEEK, type TrainingLoadDay } from './training-load.model.ts';
+import {
+  hasTrainingHistory,
+  weeklyCtlRamp,
+  RAMP_TOO_STEEP_CTL_PER_WEEK,
+  type TrainingLoadDay,
+} from './training-load.model.ts';
 import { plannedWorkoutIntensity } from './exercise.ts';
 import { AT_RISK_MUSCLE_START_PERCENT, LIVER_RISK_G } from './glycogen.constants.ts';
 import { buildWorkoutStructure } from '../planned-workouts/structure-generation.service.ts';
@@ -80,6 +115,12 @@ export const HARD_TRAINING_STRESS = 80;
 export const HARD_INTENSITY_FACTOR = 0.85;
 /** The easier variant must carry at most this share of the planned stress to be worth suggesting. */
 export const EASIER_VARIANT_MAX_STRESS_SHARE = 0.9;
+/** Rule 1: this many consecutive days in `recover` or more make the suggestion rest or at most 60 minutes easy. */
+export const REST_AFTER_RECOVER_DAYS = 3;
+/** Rule 1: the easy session suggested then lasts at most this long (Coggan's active recovery: under an hour). */
+export const EASY_SESSION_MAX_SECS = 60 * 60;
+/** Rule 1: the days of stored recovery read to count consecutive days in `recover`, the latest included. */
+export const RECOVER_STREAK_LOOKBACK_DAYS = 14;
 /** Rules 1 and 2 look at planned workouts from today through this many days ahead. */
 export const LOOKAHEAD_DAYS = 2;
 /** Rule 3: stress and duration of the week's planned workouts are multiplied by this. */
@@ -109,6 +150,14 @@ export interface RuleInputs {
   readonly today: string;
   /** The latest recovery score with a value; `undefined` without one. */
   readonly recovery: RecoveryInput | undefined;
+  /**
+   * Stored recovery days (any status) of the RECOVER_STREAK_LOOKBACK_DAYS up
+   * to today, in any order: rule 1 counts the consecutive days in `recover`
+   * up to the latest score. Empty means only `recovery` is known.
+   */
+  readonly recentRecovery: readonly { readonly date: string; readonly status: string }[];
+  /** Local date of the athlete's first workout; `null` without one (rule 3 needs 42 days of history). */
+  readonly firstWorkoutDate: string | null;
   /** Training load days ending with the latest, at least the 8 days that give its weekly ramp. */
   readonly load: readonly TrainingLoadDay[];
   /** Planned workouts from today through the lighter week's last day that have not started. */
@@ -171,10 +220,32 @@ export function plannedLoadOf(workout: PlannedWorkoutInput): {
   };
 }
 
+/**
+ * Consecutive days in `recover` up to and including `latest`, and the first
+ * of them. Calendar days: a day missing from `days` or in another status ends
+ * the run. `latest` is the day of the latest score, which the caller has
+ * found in `recover`, so it counts whether or not `days` holds it.
+ */
+export function recoverStreak(
+  days: readonly { readonly date: string; readonly status: string }[],
+  latest: string,
+): { readonly days: number; readonly since: string } {
+  const statusOf = new Map(days.map((day) => [day.date, day.status]));
+  let since = latest;
+  let count = 1;
+  while (statusOf.get(addDays(since, -1)) === 'recover') {
+    since = addDays(since, -1);
+    count += 1;
+  }
+  return { days: count, since };
+}
+
 /** Rule 1: low recovery before a hard planned workout. */
 export function easierWorkoutSuggestions(inputs: RuleInputs): Suggestion[] {
   const { recovery } = inputs;
   if (recovery === undefined || recovery.status !== 'recover' || !(recovery.score < RECOVER_BELOW_SCORE)) return [];
+  const streak = recoverStreak(inputs.recentRecovery, recovery.date);
+  const rest = streak.days >= REST_AFTER_RECOVER_DAYS;
   const last = addDays(inputs.today, LOOKAHEAD_DAYS);
   const suggestions: Suggestion[] = [];
   for (const workout of inputs.planned) {
@@ -186,29 +257,45 @@ export function easierWorkoutSuggestions(inputs: RuleInputs): Suggestion[] {
       (load.intensityFactor !== null && load.intensityFactor >= HARD_INTENSITY_FACTOR);
     if (!hard || stress === null || load.durationSecs === null) continue;
     // Whole seconds: a distance step's time is its distance at the middle of its pace range.
-    const durationSecs = Math.round(load.durationSecs);
+    const plannedSecs = Math.round(load.durationSecs);
+    const durationSecs = rest ? Math.min(plannedSecs, EASY_SESSION_MAX_SECS) : plannedSecs;
+    const intent = rest ? 'recovery' : 'endurance';
     const variant = buildWorkoutStructure({
       sport: workout.sport,
-      intent: 'endurance',
+      intent,
       durationSecs,
       ftp: inputs.thresholds.ftp,
       thresholdHr: inputs.thresholds.thresholdHr,
     });
-    // Shorter than a warm-up, steady part and cool-down can fill: no variant of the same length exists.
+    // Shorter than a warm-up, steady part and cool-down can fill: no such variant exists.
     if (variant.durationSecs > durationSecs) continue;
     if (variant.trainingStress > stress * EASIER_VARIANT_MAX_STRESS_SHARE) continue;
     const score = Math.round(recovery.score);
     const intensityFactor = round2(load.intensityFactor ?? 0);
+    const minutes = Math.round(variant.durationSecs / 60);
+    const hardText =
+      `“${workout.title}” on ${workout.date} is hard: planned stress ${String(round1(stress))}, ` +
+      `intensity factor ${String(intensityFactor)}.`;
+    const streakText =
+      streak.days === 1
+        ? `Your recovery score is ${String(score)} (${recovery.date}), in the recover band below ${String(RECOVER_BELOW_SCORE)}, `
+        : `Your recovery has been in the recover band (below ${String(RECOVER_BELOW_SCORE)}) for ${String(streak.days)} days in a row ` +
+          `(since ${streak.since}; ${String(score)} on ${recovery.date}), `;
     suggestions.push({
       kind: 'easier_workout',
-      dedupeKey: `easier:${workout.id}:${workout.date}`,
+      dedupeKey: `${rest ? 'easier-rest' : 'easier'}:${workout.id}:${workout.date}`,
       plannedWorkoutId: workout.id,
-      title: `Make “${workout.title}” an easy endurance session`,
-      body:
-        `Your recovery score is ${String(score)} (${recovery.date}), in the recover band below ${String(RECOVER_BELOW_SCORE)}, ` +
-        `and “${workout.title}” on ${workout.date} is hard: planned stress ${String(round1(stress))}, intensity factor ${String(intensityFactor)}. ` +
-        `Accepting replaces its steps with an endurance session of the same length ` +
-        `(planned stress ${String(variant.trainingStress)}).`,
+      title: rest
+        ? `Rest, or make “${workout.title}” at most 60 minutes easy`
+        : `Make “${workout.title}” an easy endurance session`,
+      body: rest
+        ? `Rest, or at most 60 minutes easy. ${streakText}and ${hardText} ` +
+          `After ${String(REST_AFTER_RECOVER_DAYS)} or more days in the recover band a lighter session of the same length is not enough. ` +
+          `Accepting replaces it with ${String(minutes)} minutes easy (planned stress ${String(variant.trainingStress)}); ` +
+          `to rest instead, skip the session.`
+        : `${streakText}and ${hardText} ` +
+          `Accepting replaces its steps with an endurance session of the same length ` +
+          `(planned stress ${String(variant.trainingStress)}).`,
       evidence: {
         rule: 'low_recovery_before_hard_workout',
         recoveryDate: recovery.date,
@@ -219,11 +306,14 @@ export function easierWorkoutSuggestions(inputs: RuleInputs): Suggestion[] {
         intensityFactor,
         hardTss: HARD_TRAINING_STRESS,
         hardIntensityFactor: HARD_INTENSITY_FACTOR,
+        recoverDays: streak.days,
+        recoverSince: streak.since,
+        restAfterRecoverDays: REST_AFTER_RECOVER_DAYS,
       },
       action: {
         type: 'swap_structure',
         plannedWorkoutId: workout.id,
-        intent: 'endurance',
+        intent,
         structure: variant.structure,
         durationSecs: variant.durationSecs,
         trainingStress: variant.trainingStress,
@@ -286,6 +376,8 @@ export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
 export function lighterWeekSuggestions(inputs: RuleInputs): Suggestion[] {
   const latest = inputs.load.at(-1);
   if (latest === undefined) return [];
+  // Before 42 days of training history CTL is still rising from 0: no ramp signal (docs/science.md §1).
+  if (!hasTrainingHistory(inputs.firstWorkoutDate, latest.date)) return [];
   const ramp = weeklyCtlRamp(inputs.load, latest.date);
   if (ramp === null || !(ramp > RAMP_TOO_STEEP_CTL_PER_WEEK)) return [];
   const startedOn = inputs.lighterWeekStartedOn ?? inputs.today;

@@ -6,13 +6,16 @@
  * - HRV (weight 0.35). The night's rMSSD in ms, used as ln(rMSSD): the log is
  *   close to normally distributed in trained athletes, raw rMSSD is skewed
  *   (Plews et al. 2012, Eur J Appl Physiol 112:3729; Plews et al. 2013,
- *   Sports Med 43:773). Today is judged by the mean m7 of ln(rMSSD) over the
- *   7 days ending today (≥ 3 values: three readings a week give a valid weekly
- *   value, Plews et al. 2014, IJSPP 9:783), against the mean μ60 and SD σ60 of
- *   the 60 days before that week (≥ 14 values). z = (m7 − μ60) / max(σ60,
- *   0.10) and the score is 70 + 30·z, clamped. The normal range shown to the
- *   athlete is μ60 ± 0.5·σ, the smallest worthwhile change, over a 60-day
- *   baseline as HRV4Training does it.
+ *   Sports Med 43:773). Two parts, each against the mean μ60 and SD σ60 of
+ *   the 60 days before the last 7 (≥ 14 values), σ′ = max(σ60, 0.10): today's
+ *   reading x, z_d = (x − μ60) / σ′ (HRV4Training's daily check against the
+ *   normal range), and the trend, the mean m7 over the 7 days ending today,
+ *   z_7 = (m7 − μ60) / σ′ (≥ 3 values: three readings a week give a valid
+ *   weekly value, Plews et al. 2014, IJSPP 9:783). Each part scores
+ *   70 + 30·z, clamped; the component is the mean of the parts present, so a
+ *   day far below the range halves what the trend gives. The normal range
+ *   shown to the athlete is μ60 ± 0.5·σ′, the smallest worthwhile change,
+ *   over a 60-day baseline as HRV4Training does it.
  * - Resting heart rate (0.15). Today's value against the mean and SD of the
  *   60 days before it (≥ 14 values, SD at least 1 bpm): a morning heart rate
  *   above its usual level is a common sign of incomplete recovery (Buchheit
@@ -24,9 +27,13 @@
  * - Subjective (0.10). The morning check-in on 1–5 scales (the idea of
  *   Hooper & Mackinnon 1995, Sports Med 20:321): mood and motivation score
  *   (v − 1)/4·100, fatigue and soreness (5 − v)/4·100; the mean of those given.
- * - Load (0.15). Form from the training load model: 70 + 2·TSB, clamped; used
- *   only once the athlete has 28 days since their first workout, as TSB means
- *   little while CTL is still filling up.
+ * - Load (0.15). Form as a percentage of fitness, p = 100·TSB / max(CTL, 10)
+ *   with the CTL the TSB was computed from. TrainingPeaks and intervals.icu
+ *   treat form of −10 to −30 as the optimal training zone and below −30 as high
+ *   risk; read as percent of CTL: 100 for p ≥ −10, down to 90 at −30, then 3
+ *   points per percent to 0 at −60 (continuous, piecewise linear). Used only
+ *   with ≥ 42 days of training history: CTL starts at 0 and needs one 42-day
+ *   time constant before TSB/CTL means more than how new the athlete is.
  *
  * A component whose inputs are missing, or whose baseline is too short, is
  * left out and the other weights are scaled up to sum to 1. A score needs at
@@ -35,12 +42,14 @@
  * `ready`, ≥ 45 `maintain`, below `recover`. The explanation names the
  * component that cost the most points: the largest weight × (100 − score).
  *
- * Worked example: HRV μ60 = ln 60, σ60 = 0.10, m7 = ln 55 (z −0.8701, score
- * 43.90); resting HR 51 against 48 ± 2 (z 1.5, score 25.00); 7 h of an 8 h
- * need (75.00); mood 4, fatigue 3, soreness 2, motivation 4 (68.75); TSB −10
- * (50.00). Score 0.35·43.90 + 0.15·25 + 0.25·75 + 0.10·68.75 + 0.15·50 =
- * 52.24, `maintain`, HRV named. Without the check-in and load:
- * (0.35·43.90 + 0.15·25 + 0.25·75) / 0.75 = 50.49.
+ * Worked example: HRV μ60 = ln 60, σ60 = 0.10, today and m7 = ln 55 (z
+ * −0.8701 in both parts, score 43.90); resting HR 51 against 48 ± 2 (z 1.5,
+ * score 25.00); 7 h of an 8 h need (75.00); mood 4, fatigue 3, soreness 2,
+ * motivation 4 (68.75); TSB −10 at CTL 50, −20 % (95.00). Score 0.35·43.90 +
+ * 0.15·25 + 0.25·75 + 0.10·68.75 + 0.15·95 = 58.99, `maintain`, HRV named.
+ * Without the check-in and load: (0.35·43.90 + 0.15·25 + 0.25·75) / 0.75 =
+ * 50.49. One bad morning: today at −3.6 SD scores 0, the week (m7 at −0.17
+ * SD) 64.86, the component 32.43.
  *
  * Pure functions: no database, no clock. Dates are the athlete's local
  * `YYYY-MM-DD` dates; day arithmetic on them is calendar arithmetic.
@@ -54,6 +63,7 @@ import {
   type WellnessRecord,
 } from '@pacer/contract';
 import { addDays, daysBetween } from '../../lib/dates.ts';
+import { TRAINING_HISTORY_MIN_DAYS } from './training-load.model.ts';
 
 /** Component weights (model defaults); they sum to 1 and are renormalised over the available components. */
 export const RECOVERY_WEIGHTS = {
@@ -76,6 +86,8 @@ export const HRV_BASELINE_MIN_VALUES = 14;
 export const HRV_SD_FLOOR = 0.1;
 /** Normal range μ60 ± 0.5·σ: the smallest worthwhile change (HRV4Training's default). */
 export const HRV_NORMAL_RANGE_SD = 0.5;
+/** Weight of today's reading in the HRV component; the 7-day trend has the rest (model default: equal). */
+export const HRV_TODAY_WEIGHT = 0.5;
 /** Resting HR baseline: the 60 days before today, ≥ 14 values, SD at least 1 bpm (model defaults). */
 export const RESTING_HR_BASELINE_DAYS = 60;
 export const RESTING_HR_BASELINE_MIN_VALUES = 14;
@@ -87,11 +99,21 @@ const SCORE_POINTS_PER_SD = 30;
 export const DEFAULT_SLEEP_NEED_SECS = 8 * 3600;
 /** Each 1% of sleep need missed costs 2 points: half the need or less scores 0 (model default). */
 const SLEEP_POINTS_PER_SHORTFALL = 2;
-/** Load: 70 at TSB 0, 2 points per TSB unit (model default): TSB −35 scores 0, +15 scores 100. */
-const LOAD_SCORE_AT_ZERO_TSB = 70;
-const LOAD_POINTS_PER_TSB = 2;
-/** TSB is used only with ≥ 28 days since the first workout (model default: CTL is still filling before). */
-export const LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT = 28;
+/**
+ * Load: the score as a function of form in percent of fitness, through these
+ * points and flat outside them (docs/science.md §2). −10 and −30 are the
+ * edges of the optimal training zone of TrainingPeaks and intervals.icu, read
+ * as percent of CTL; 0 at −60, twice the high-risk edge (model default).
+ */
+export const LOAD_SCORE_POINTS = [
+  { percent: -60, score: 0 },
+  { percent: -30, score: 90 },
+  { percent: -10, score: 100 },
+] as const;
+/** CTL below this counts as this in TSB / CTL (model default): a single ride would swing p by hundreds of percent. */
+export const LOAD_CTL_FLOOR = 10;
+/** The load counts only with this many days of training history: one CTL time constant (docs/science.md §1). */
+export const LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT = TRAINING_HISTORY_MIN_DAYS;
 /** A score needs ≥ 2 components, HRV or resting HR among them. */
 const MIN_COMPONENTS = 2;
 /** Status thresholds on the 0–100 score. */
@@ -153,14 +175,22 @@ export type CheckIn = { readonly [K in CheckInField]: number | null };
 /** Everything one day's score is computed from, already summarised. */
 export interface RecoveryInputs {
   readonly date: string;
-  /** Statistics of ln(rMSSD): the 7 days ending today, and the 60 days before them. */
-  readonly hrv: { readonly week: WindowStats; readonly baseline: WindowStats };
+  /** Today's ln(rMSSD) (`null` without a reading today); statistics of the 7 days ending today and the 60 before. */
+  readonly hrv: { readonly today: number | null; readonly week: WindowStats; readonly baseline: WindowStats };
   /** Today's resting HR (bpm) and the statistics of the 60 days before today. */
   readonly restingHr: { readonly today: number | null; readonly baseline: WindowStats };
   readonly sleep: { readonly secs: number | null; readonly sleepScore: number | null; readonly needSecs: number };
   readonly checkIn: CheckIn;
-  /** TSB of the day, and whole days from the first workout's date to today (`null`: no workout yet). */
-  readonly load: { readonly tsb: number | null; readonly daysSinceFirstWorkout: number | null };
+  /**
+   * TSB of the day (form entering it), the CTL it was computed from (the day
+   * before's), and whole days from the first workout's date to today
+   * (`null`: no workout yet).
+   */
+  readonly load: {
+    readonly tsb: number | null;
+    readonly ctl: number | null;
+    readonly daysSinceFirstWorkout: number | null;
+  };
 }
 
 /**
@@ -192,10 +222,14 @@ export interface NormalRange {
 }
 
 export interface HrvComponent extends ComponentResult {
-  /** m7: the mean of ln(rMSSD) over the 7 days ending today. */
+  /** x: today's ln(rMSSD); `null` without a reading today (the trend alone is scored). */
   readonly value: number | null;
-  /** exp(m7) in ms (the geometric mean of the week), for display. */
+  /** exp(x) in ms, for display. */
   readonly valueMs: number | null;
+  /** m7: the mean of ln(rMSSD) over the 7 days ending today; `null` with fewer than 3 readings. */
+  readonly trend: number | null;
+  /** exp(m7) in ms (the geometric mean of the week), for display. */
+  readonly trendMs: number | null;
   /** HRV readings in the 7 days ending today. */
   readonly days: number;
   /**
@@ -205,7 +239,12 @@ export interface HrvComponent extends ComponentResult {
    */
   readonly baseline:
     (NormalRange & { readonly ms: { readonly mean: number; readonly low: number; readonly high: number } }) | null;
-  readonly z: number | null;
+  /** z of today's reading and of the 7-day mean against the baseline; `null` for a part not present. */
+  readonly zToday: number | null;
+  readonly zTrend: number | null;
+  /** Each part's score (unrounded); the component's score is their mean. */
+  readonly todayScore: number | null;
+  readonly trendScore: number | null;
 }
 
 export interface RestingHrComponent extends ComponentResult {
@@ -234,8 +273,11 @@ export interface SubjectiveComponent extends ComponentResult {
 }
 
 export interface LoadComponent extends ComponentResult {
-  /** TSB of the day. */
+  /** p: form as a percentage of fitness, 100·TSB / max(CTL, 10). */
   readonly value: number | null;
+  readonly tsb: number | null;
+  /** The CTL the TSB was computed from (the day before's). */
+  readonly ctl: number | null;
   readonly daysSinceFirstWorkout: number | null;
   readonly baseline: null;
 }
@@ -375,40 +417,78 @@ function normalRange(
 }
 
 function scoreHrv(hrv: RecoveryInputs['hrv']): Scored<HrvComponent> {
-  const { week, baseline } = hrv;
-  const value = week.count === 0 ? null : week.mean;
+  const { today, week, baseline } = hrv;
+  const trend = week.count >= HRV_WEEK_MIN_VALUES ? week.mean : null;
   const sdUsed = baseline.sd === null ? null : Math.max(baseline.sd, HRV_SD_FLOOR);
   const band = normalRange(baseline, sdUsed);
   const shown =
     band === null
       ? null
       : { ...band, ms: { mean: Math.exp(band.mean), low: Math.exp(band.low), high: Math.exp(band.high) } };
-  const seen = { value, valueMs: value === null ? null : Math.exp(value), days: week.count, baseline: shown };
+  const seen = {
+    value: today,
+    valueMs: today === null ? null : Math.exp(today),
+    trend,
+    trendMs: trend === null ? null : Math.exp(trend),
+    days: week.count,
+    baseline: shown,
+  };
+  const notScored = { zToday: null, zTrend: null, todayScore: null, trendScore: null };
   const missing =
-    week.count === 0
-      ? 'no HRV in the last 7 days'
-      : week.count < HRV_WEEK_MIN_VALUES
-        ? `${String(week.count)} HRV readings in the last 7 days, ${String(HRV_WEEK_MIN_VALUES)} needed`
-        : baseline.count < HRV_BASELINE_MIN_VALUES
-          ? `${String(baseline.count)} HRV readings in the 60-day baseline, ${String(HRV_BASELINE_MIN_VALUES)} needed`
-          : null;
-  if (missing !== null || value === null || band === null || shown === null || sdUsed === null) {
-    return leftOut({ ...seen, z: null }, missing ?? 'no HRV baseline');
+    baseline.count < HRV_BASELINE_MIN_VALUES
+      ? `${String(baseline.count)} HRV readings in the 60-day baseline, ${String(HRV_BASELINE_MIN_VALUES)} needed`
+      : today === null && trend === null
+        ? week.count === 0
+          ? 'no HRV in the last 7 days'
+          : `no HRV today and ${String(week.count)} readings in the last 7 days, ${String(HRV_WEEK_MIN_VALUES)} needed`
+        : null;
+  if (missing !== null || band === null || shown === null || sdUsed === null) {
+    return leftOut({ ...seen, ...notScored }, missing ?? 'no HRV baseline');
   }
-  const z = (value - band.mean) / sdUsed;
-  const where = value < band.low ? 'below' : value > band.high ? 'above' : 'within';
+  const zOf = (value: number | null) => (value === null ? null : (value - band.mean) / sdUsed);
+  const scoreOf = (z: number | null) => (z === null ? null : clampScore(SCORE_AT_BASELINE + SCORE_POINTS_PER_SD * z));
+  const zToday = zOf(today);
+  const zTrend = zOf(trend);
+  const todayScore = scoreOf(zToday);
+  const trendScore = scoreOf(zTrend);
+  const score =
+    todayScore !== null && trendScore !== null
+      ? HRV_TODAY_WEIGHT * todayScore + (1 - HRV_TODAY_WEIGHT) * trendScore
+      : (todayScore ?? trendScore ?? 0);
+  const whereOf = (value: number) => (value < band.low ? 'below' : value > band.high ? 'above' : 'within');
+  const range = `${oneDecimal(shown.ms.low)}–${oneDecimal(shown.ms.high)} ms`;
+  const trendText =
+    trend === null
+      ? `${String(week.count)} readings in the last 7 days, too few for a trend`
+      : `7-day mean ${oneDecimal(Math.exp(trend))} ms (${String(week.count)} readings)`;
+  const detail =
+    today === null
+      ? `No HRV reading today; ${trendText} against your normal ${range}`
+      : `Today ${oneDecimal(Math.exp(today))} ms, ${whereOf(today)} your normal ${range}; ${trendText}` +
+        (trend === null
+          ? ''
+          : whereOf(trend) === whereOf(today)
+            ? `, ${whereOf(trend)} it too`
+            : `, ${whereOf(trend)} it`);
+  // The part with the lower z words the cause (today on a tie).
+  const lowerIsTrend = zTrend !== null && (zToday === null || zTrend < zToday);
+  const lower = lowerIsTrend ? (trend as number) : (today as number);
+  const bothAbove = [today, trend].every((value) => value === null || whereOf(value) === 'above');
   return {
     ...seen,
-    z,
-    score: round2(clampScore(SCORE_AT_BASELINE + SCORE_POINTS_PER_SD * z)),
+    zToday,
+    zTrend,
+    todayScore,
+    trendScore,
+    score: round2(score),
     reason: null,
-    detail:
-      `7-day HRV ${oneDecimal(Math.exp(value))} ms (${String(week.count)} readings) against your normal ` +
-      `${oneDecimal(shown.ms.low)}–${oneDecimal(shown.ms.high)} ms`,
+    detail,
     cause:
-      where === 'below'
-        ? 'HRV below your normal range'
-        : where === 'above'
+      whereOf(lower) === 'below'
+        ? lowerIsTrend && today !== null
+          ? "HRV's 7-day trend below your normal range"
+          : 'HRV below your normal range'
+        : bothAbove
           ? 'HRV, though above your normal range,'
           : 'HRV within, not above, your normal range',
   };
@@ -510,27 +590,55 @@ function scoreCheckIn(checkIn: CheckIn): Scored<SubjectiveComponent> {
   };
 }
 
+/** The load score of form p (% of fitness): piecewise linear through LOAD_SCORE_POINTS, flat outside. */
+export function loadScoreOfFormPercent(percent: number): number {
+  const points = LOAD_SCORE_POINTS;
+  const first = points[0];
+  const last = points[points.length - 1] as (typeof points)[number];
+  if (percent <= first.percent) return first.score;
+  if (percent >= last.percent) return last.score;
+  for (let index = 1; index < points.length; index += 1) {
+    const right = points[index] as (typeof points)[number];
+    const left = points[index - 1] as (typeof points)[number];
+    if (percent <= right.percent) {
+      return left.score + ((percent - left.percent) * (right.score - left.score)) / (right.percent - left.percent);
+    }
+  }
+  return last.score;
+}
+
+/** The form zone a percentage falls in (TrainingPeaks / intervals.icu edges, read as % of CTL). */
+function formZoneOf(percent: number): string {
+  if (percent < -30) return 'the high-risk zone (below -30 %)';
+  if (percent <= -10) return 'the optimal training zone (-10 to -30 %)';
+  if (percent <= 5) return 'the grey zone (-10 to +5 %)';
+  if (percent <= 25) return 'fresh (+5 to +25 %)';
+  return 'very fresh (above +25 %)';
+}
+
 function scoreLoad(load: RecoveryInputs['load']): Scored<LoadComponent> {
-  const { tsb, daysSinceFirstWorkout } = load;
-  const seen = { value: tsb, daysSinceFirstWorkout, baseline: null };
+  const { tsb, ctl, daysSinceFirstWorkout } = load;
+  const percent = tsb === null || ctl === null ? null : (100 * tsb) / Math.max(ctl, LOAD_CTL_FLOOR);
+  const seen = { value: percent, tsb, ctl, daysSinceFirstWorkout, baseline: null };
   const missing =
     daysSinceFirstWorkout === null || daysSinceFirstWorkout < 0
       ? 'no workouts yet'
       : daysSinceFirstWorkout < LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT
-        ? `${String(daysSinceFirstWorkout)} days since the first workout, ${String(LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT)} needed`
-        : tsb === null
-          ? 'no training load for today'
-          : null;
-  if (missing !== null || tsb === null) return leftOut(seen, missing ?? 'no training load for today');
+        ? `${String(daysSinceFirstWorkout)} days of training history, ${String(LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT)} needed`
+        : null;
+  if (missing !== null || percent === null || tsb === null || ctl === null) {
+    return leftOut(seen, missing ?? 'no training load for today');
+  }
+  const formText = `Form ${signed(percent)} % of fitness (TSB ${oneDecimal(tsb)}, CTL ${oneDecimal(ctl)})`;
   return {
     ...seen,
-    score: round2(clampScore(LOAD_SCORE_AT_ZERO_TSB + LOAD_POINTS_PER_TSB * tsb)),
+    score: round2(loadScoreOfFormPercent(percent)),
     reason: null,
-    detail: `Training stress balance (form) ${oneDecimal(tsb)}`,
+    detail: `${formText}: ${formZoneOf(percent)}`,
     cause:
-      tsb < 0
-        ? `Fatigue from recent training (TSB ${oneDecimal(tsb)})`
-        : `Form short of fully fresh (TSB ${oneDecimal(tsb)})`,
+      percent < -30
+        ? `Fatigue from recent training (form ${signed(percent)} % of fitness, below -30 %)`
+        : `Fatigue from recent training (form ${signed(percent)} % of fitness)`,
   };
 }
 
@@ -552,6 +660,8 @@ export interface RecoveryDayInput {
   readonly sleepNeedSecs?: number | null;
   /** TSB of the day from the training load model. */
   readonly tsb?: number | null;
+  /** The CTL that TSB was computed from: the day before's. */
+  readonly ctl?: number | null;
   /** Whole days from the first workout's local date to `date`; `null` when there is none. */
   readonly daysSinceFirstWorkout?: number | null;
 }
@@ -562,7 +672,11 @@ export function recoveryForDay(input: RecoveryDayInput): RecoveryDay {
     fromDate: input.date,
     toDate: input.date,
     sleepNeedSecs: input.sleepNeedSecs ?? null,
-    loadOf: () => ({ tsb: input.tsb ?? null, daysSinceFirstWorkout: input.daysSinceFirstWorkout ?? null }),
+    loadOf: () => ({
+      tsb: input.tsb ?? null,
+      ctl: input.ctl ?? null,
+      daysSinceFirstWorkout: input.daysSinceFirstWorkout ?? null,
+    }),
   });
   return days[0] as RecoveryDay;
 }
@@ -573,8 +687,11 @@ export interface RecoverySeriesOptions {
   readonly toDate: string;
   /** Default 8 h. */
   readonly sleepNeedSecs?: number | null;
-  /** TSB per date (from the training load series); a date not in it has no load component. */
-  readonly tsbByDate?: ReadonlyMap<string, number>;
+  /**
+   * TSB per date (from the training load series) and the CTL it was computed
+   * from (the day before's); a date not in it has no load component.
+   */
+  readonly loadByDate?: ReadonlyMap<string, { readonly tsb: number; readonly ctl: number }>;
   /** Local date of the athlete's first workout; `null` or absent when there is none. */
   readonly firstWorkoutDate?: string | null;
 }
@@ -586,14 +703,15 @@ export interface RecoverySeriesOptions {
  * O(days), and each day equals `recoveryForDay` of that day exactly.
  */
 export function recoverySeries(history: readonly WellnessDay[], options: RecoverySeriesOptions): RecoveryDay[] {
-  const { tsbByDate, firstWorkoutDate } = options;
+  const { loadByDate, firstWorkoutDate } = options;
   if (firstWorkoutDate) assertLocalDate(firstWorkoutDate);
   return recoveryDays(history, {
     fromDate: options.fromDate,
     toDate: options.toDate,
     sleepNeedSecs: options.sleepNeedSecs ?? null,
     loadOf: (date) => ({
-      tsb: tsbByDate?.get(date) ?? null,
+      tsb: loadByDate?.get(date)?.tsb ?? null,
+      ctl: loadByDate?.get(date)?.ctl ?? null,
       daysSinceFirstWorkout: firstWorkoutDate ? daysBetween(firstWorkoutDate, date) : null,
     }),
   });
@@ -652,10 +770,15 @@ function recoveryDays(history: readonly WellnessDay[], options: RecoveryDaysOpti
     restingHrBaseline.moveTo(index);
     const date = addDays(origin, index);
     const today = entries[index];
+    const lnHrvToday = lnHrv[index] ?? null;
     days.push(
       scoreComponents({
         date,
-        hrv: { week: hrvWeek.stats(HRV_FIXED_POINT), baseline: hrvBaseline.stats(HRV_FIXED_POINT) },
+        hrv: {
+          today: lnHrvToday === null ? null : lnHrvToday / HRV_FIXED_POINT,
+          week: hrvWeek.stats(HRV_FIXED_POINT),
+          baseline: hrvBaseline.stats(HRV_FIXED_POINT),
+        },
         restingHr: {
           today: isPositive(today?.restingHr) ? today.restingHr : null,
           baseline: restingHrBaseline.stats(RESTING_HR_FIXED_POINT),
@@ -732,6 +855,12 @@ function hours(secs: number): string {
 
 function oneDecimal(value: number): string {
   return value.toFixed(1);
+}
+
+/** A whole percentage with its sign: "+5", "-20", "0". */
+function signed(value: number): string {
+  const rounded = Math.round(value) + 0; // + 0: no "-0"
+  return rounded > 0 ? `+${String(rounded)}` : String(rounded);
 }
 
 const LOCAL_DATE = /^\d{4}-\d{2}-\d{2}$/;

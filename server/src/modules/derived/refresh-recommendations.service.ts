@@ -2,13 +2,14 @@ import type { PlannedWorkoutFuel } from '@pacer/contract';
 import type { DbOrTrx } from '../../db/database.ts';
 import { addDays, currentTimeOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
-import { listRecovery, listTrainingLoad } from './analytics.repository.ts';
+import { findFirstDataDates, listRecovery, listTrainingLoad } from './analytics.repository.ts';
 import { planUpcomingWorkoutsFuel } from './fuel.service.ts';
 import { listPlannedWorkouts } from '../planned-workouts/planned-workouts.repository.ts';
 import {
   evaluateRecommendationRules,
   LIGHTER_WEEK_DAYS,
   LOOKAHEAD_DAYS,
+  RECOVER_STREAK_LOOKBACK_DAYS,
   type PlannedWorkoutInput,
   type RecoveryInput,
 } from './recommendation-rules.ts';
@@ -43,8 +44,14 @@ export async function refreshRecommendations(trx: DbOrTrx, userId: string, now: 
   if (!user) return { opened: 0, expired: 0 };
   const clock = currentTimeOf(now, user.timeZone);
   const today = clock.date;
-  const [recoveryDays, load, plannedRows, lighterKey] = await Promise.all([
-    listRecovery(trx, userId, { from: addDays(today, -1), to: today, after: undefined, limit: 2 }),
+  const [recoveryDays, load, plannedRows, lighterKey, firstData] = await Promise.all([
+    // Rule 1 counts the consecutive days in `recover` up to the latest score.
+    listRecovery(trx, userId, {
+      from: addDays(today, -(RECOVER_STREAK_LOOKBACK_DAYS - 1)),
+      to: today,
+      after: undefined,
+      limit: RECOVER_STREAK_LOOKBACK_DAYS,
+    }),
     listTrainingLoad(trx, userId, addDays(today, -(LOAD_DAYS - 1)), today),
     listPlannedWorkouts(trx, userId, {
       from: today,
@@ -53,6 +60,7 @@ export async function refreshRecommendations(trx: DbOrTrx, userId: string, now: 
       limit: PLANNED_LIMIT,
     }),
     findLatestDedupeKey(trx, userId, 'lighter_week', `lighter:${addDays(today, -(LIGHTER_WEEK_DAYS - 1))}`),
+    findFirstDataDates(trx, userId),
   ]);
 
   // Today's workouts whose start time has passed are done or missed: no rule acts on them.
@@ -77,7 +85,9 @@ export async function refreshRecommendations(trx: DbOrTrx, userId: string, now: 
 
   const suggestions = evaluateRecommendationRules({
     today,
-    recovery: latestScored(recoveryDays),
+    recovery: latestScored(recoveryDays.filter((day) => day.date >= addDays(today, -1))),
+    recentRecovery: recoveryDays.map((day) => ({ date: day.date, status: day.status })),
+    firstWorkoutDate: firstData.firstWorkout,
     load,
     planned,
     fuel,
@@ -93,7 +103,7 @@ export async function refreshRecommendations(trx: DbOrTrx, userId: string, now: 
   return { opened, expired };
 }
 
-/** The latest of the days that has a score (today's, else yesterday's). */
+/** The latest of the days that has a score (the caller passes today's and yesterday's). */
 function latestScored(
   days: readonly { date: string; score: number | null; status: string }[],
 ): RecoveryInput | undefined {

@@ -30,7 +30,10 @@
  * a stored day's {atl, ctl} and gives exactly the numbers a full run gives.
  *
  * A CTL rise of more than 8 in a week is flagged as "ramp too steep"; coaching
- * texts put a sustainable rise at about 5–8 CTL per week.
+ * texts put a sustainable rise at about 5–8 CTL per week. The flag needs 42
+ * days of training history (one CTL time constant): before that CTL is still
+ * rising from its start at 0, and a new athlete's first week of 5 × 100 TSS
+ * (CTL 0 → 11.35) says how new they are, not how fast their load grows.
  *
  * Dates are the athlete's local calendar dates (`YYYY-MM-DD`); the caller has
  * already put each workout on the local date it started. Day arithmetic here
@@ -55,6 +58,12 @@ const TSS_PER_HOUR_AT_THRESHOLD = 100;
  */
 export const RAMP_TOO_STEEP_CTL_PER_WEEK = 8;
 const RAMP_WINDOW_DAYS = 7;
+/**
+ * Days of training history (from the first workout's local date) before the
+ * ramp signal and the recovery score's load part count: one CTL time constant,
+ * after which CTL has reached 1 − (41/42)^42 = 63.6 % of a steady load.
+ */
+export const TRAINING_HISTORY_MIN_DAYS = CTL_TIME_CONSTANT_DAYS;
 
 /**
  * Intensity factor assumed per sport when neither power nor heart rate can be
@@ -325,10 +334,35 @@ export function weeklyCtlRamp(series: readonly TrainingLoadDay[], date: string):
   return today === undefined || weekBefore === undefined ? null : today.ctl - weekBefore.ctl;
 }
 
-/** CTL rose by more than 8 in the 7 days to `date`; `null` when the series does not cover both days. */
-export function rampTooSteep(series: readonly TrainingLoadDay[], date: string): boolean | null {
+/** Whole days from the first workout's local date to `date` reach TRAINING_HISTORY_MIN_DAYS. */
+export function hasTrainingHistory(firstWorkoutDate: string | null, date: string): boolean {
+  return firstWorkoutDate !== null && daysBetween(firstWorkoutDate, date) >= TRAINING_HISTORY_MIN_DAYS;
+}
+
+/**
+ * CTL rose by more than 8 in the 7 days to `date`. `null` (the signal is
+ * undefined, not "not steep") when the series does not cover both days, or
+ * with fewer than 42 days of training history (`firstWorkoutDate` is the
+ * first workout's local date; `null` without one).
+ */
+export function rampTooSteep(
+  series: readonly TrainingLoadDay[],
+  date: string,
+  firstWorkoutDate: string | null,
+): boolean | null {
+  if (!hasTrainingHistory(firstWorkoutDate, date)) return null;
   const ramp = weeklyCtlRamp(series, date);
   return ramp === null ? null : ramp > RAMP_TOO_STEEP_CTL_PER_WEEK;
+}
+
+/**
+ * CTL entering a day (the day before's), the CTL its TSB was computed from,
+ * recovered from the day's own stored CTL and TSS by inverting
+ * CTL_d = CTL_{d−1} + (TSS_d − CTL_{d−1}) / 42. It reads only the day itself,
+ * so it is the same number whichever range a recompute covers.
+ */
+export function ctlEnteringDay(day: { readonly ctl: number; readonly tss: number }): number {
+  return Math.max(0, (CTL_TIME_CONSTANT_DAYS * day.ctl - day.tss) / (CTL_TIME_CONSTANT_DAYS - 1));
 }
 
 /** A series from `trainingLoadSeries` has one entry per day, so the index is the day offset. */
