@@ -244,12 +244,23 @@ const GRAMS_ROUNDING = 5;
 /** Bound on re-simulations. */
 const MAX_ITERATIONS = 40;
 /**
- * Most top-up grams before the start. Choice: from the first item (90 min
+ * Most top-up grams the gut can use. Choice: from the first item (90 min
  * before) to the end of the last one's release (30 min after the start) the
  * gut can take up at most 8 steps × 22.5 g = 180 g; more would not be
  * absorbed in time to matter.
  */
-const TOP_UP_MAX_G = ((TOP_UP_OFFSETS_MIN[0] + 30) / STEP_MINUTES) * UPTAKE_CAP_PER_STEP_G;
+const TOP_UP_GUT_MAX_G = ((TOP_UP_OFFSETS_MIN[0] + 30) / STEP_MINUTES) * UPTAKE_CAP_PER_STEP_G;
+
+/**
+ * Most top-up grams for a workout: the gut's 180 g, and no more than 1 g/kg
+ * per hour between the first top-up item and the start (1.5 g/kg when the
+ * 90 minutes before are free; Burke et al. 2011: 1 g/kg an hour before).
+ */
+function topUpMaxG(workout: WorkoutWindow, earliestMs: number, massKg: number): number {
+  const firstMs = Math.max(earliestMs, workout.startMs - TOP_UP_OFFSETS_MIN[0] * MINUTE_MS);
+  const hours = Math.max(0, (workout.startMs - firstMs) / HOUR_MS);
+  return Math.min(TOP_UP_GUT_MAX_G, Math.floor((hours * massKg) / GRAMS_ROUNDING) * GRAMS_ROUNDING);
+}
 /**
  * More top-up grams stop paying off when the stored grams they add (at the
  * start, or at the minimum) are below this fraction of the grams added: the
@@ -303,6 +314,8 @@ interface FuelSearch {
   readonly guidelineRung: number;
   /** The highest rung the workout may use. */
   readonly lastRung: number;
+  /** Most grams of store-driven top-up. */
+  readonly topUpMaxG: number;
   readonly pre: PreWorkout | null;
   readonly evaluate: (advice: readonly FuelAdviceItem[]) => Evaluation;
 }
@@ -348,13 +361,16 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
   const guidelineRung = isLong
     ? RATE_LADDER.indexOf(guidelineRateGPerH(durationMin, intensityFactor) as (typeof RATE_LADDER)[number])
     : -1;
+  const earliestMs = Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt);
+  const massKg = simulation.capacity.muscleG / MUSCLE_MAX_G_PER_KG;
   const search = {
     workout,
-    earliestMs: Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt),
+    earliestMs,
     durationMin,
     intensityFactor,
     capacity: simulation.capacity,
-    massKg: simulation.capacity.muscleG / MUSCLE_MAX_G_PER_KG,
+    massKg,
+    topUpMaxG: topUpMaxG(workout, earliestMs, massKg),
     meals: simulation.meals,
     timeZone: options.timeZone ?? 'UTC',
     isLong,
@@ -461,7 +477,7 @@ function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluatio
   const outcome = result.assessment;
   // Has the last rise in top-up grams stopped paying off (the uptake cap is full)?
   const added = previous === null ? 0 : candidate.topUpG - previous.topUpG;
-  const exhausted = candidate.topUpG >= TOP_UP_MAX_G || search.earliestMs >= search.workout.startMs;
+  const exhausted = candidate.topUpG >= search.topUpMaxG || search.earliestMs >= search.workout.startMs;
   const gainAtStart = result.muscleAtStart - (previous?.muscleAtStart ?? 0);
   const gainAtLowest = result.storedAtLowest - (previous?.storedAtLowest ?? 0);
   const remember = {
@@ -475,12 +491,12 @@ function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluatio
     if (!exhausted && !(added > 0 && gainAtStart < SATURATION_GAIN_RATIO * added)) {
       state.previous = remember;
       const missing = gramsForMuscle(READY_MUSCLE_START_PERCENT, outcome.start.muscleG, search.capacity);
-      return { ...candidate, topUpG: moreTopUp(candidate.topUpG, missing) };
+      return { ...candidate, topUpG: moreTopUp(search, candidate.topUpG, missing) };
     }
     state.startReason =
       search.earliestMs >= search.workout.startMs
         ? `there is no time left before the start to top up muscle glycogen to ${READY_MUSCLE_START_PERCENT} %.`
-        : `muscle glycogen cannot reach ${READY_MUSCLE_START_PERCENT} % by the start (the gut passes at most 90 g an hour); a carbohydrate-rich meal 3–4 h earlier would.`;
+        : `muscle glycogen cannot reach ${READY_MUSCLE_START_PERCENT} % by the start in the time left (about 1 g/kg an hour); a carbohydrate-rich meal 3–4 h earlier would.`;
   }
   const liverShort = outcome.lowest.liverG < LIVER_RISK_G;
   const muscleShort = outcome.lowest.muscleG <= muscleFloorG(search.capacity) + FLOOR_TOLERANCE_G;
@@ -497,7 +513,7 @@ function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluatio
     return null;
   }
   state.previous = remember;
-  return { ...candidate, topUpG: moreTopUp(candidate.topUpG, gramsForShortStore(outcome, search.capacity)) };
+  return { ...candidate, topUpG: moreTopUp(search, candidate.topUpG, gramsForShortStore(outcome, search.capacity)) };
 }
 
 /** Why the store that runs short cannot be kept above its limit. */
@@ -506,11 +522,11 @@ function shortfallOf(search: FuelSearch, outcome: WorkoutFuelAssessment): string
   if (outcome.lowest.liverG < LIVER_RISK_G) {
     return search.isLong
       ? `the liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even at ${most} g/h during the workout; shorten it or ease it.`
-      : `the liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with the most that can be absorbed before the workout; shorten it or ease it.`;
+      : `the liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with the most that can be eaten before the workout; shorten it or ease it.`;
   }
   return search.isLong
-    ? `muscle glycogen runs down to its floor even with the most that can be absorbed before and ${most} g/h during the workout; shorten it or ease it, or eat more carbohydrate the day before.`
-    : 'muscle glycogen runs down to its floor even with the most that can be absorbed before the workout; shorten it or ease it, or eat more carbohydrate the day before.';
+    ? `muscle glycogen runs down to its floor even at ${most} g/h during the workout; shorten it or ease it, or eat more carbohydrate the day before.`
+    : 'muscle glycogen runs down to its floor even with the most that can be eaten before the workout; shorten it or ease it, or eat more carbohydrate the day before.';
 }
 
 interface SearchResult {
@@ -572,7 +588,7 @@ export function planWorkoutFuel(options: WorkoutFuelPlanOptions): WorkoutFuelPla
   let shortfallReason: string | null = null;
   if (result.outcome.status !== 'ready') {
     shortfallReason =
-      [result.startReason, result.minimumReason].filter((reason) => reason !== null).join(' ') ||
+      [result.startReason, result.minimumReason].filter((reason) => reason !== null).join(' Also, ') ||
       'no advice within the intake limits makes this workout ready.';
   }
   const context: AdviceContext = {
@@ -593,9 +609,9 @@ export function planWorkoutFuel(options: WorkoutFuelPlanOptions): WorkoutFuelPla
   return { ...base, advice: result.advice, plan, withAdvice: result.outcome, shortfallReason };
 }
 
-/** Top-up grams raised by what is missing (at least 5 g), never past TOP_UP_MAX_G. */
-function moreTopUp(topUpG: number, missingG: number): number {
-  return Math.min(TOP_UP_MAX_G, topUpG + Math.max(GRAMS_ROUNDING, roundUp(missingG)));
+/** Top-up grams raised by what is missing (at least 5 g), never past the workout's most. */
+function moreTopUp(search: FuelSearch, topUpG: number, missingG: number): number {
+  return Math.min(search.topUpMaxG, topUpG + Math.max(GRAMS_ROUNDING, roundUp(missingG)));
 }
 
 function roundUp(grams: number): number {
@@ -663,11 +679,13 @@ function topUpItems(totalG: number, context: AdviceContext): FuelAdviceItem[] {
   const { workout, earliestMs } = context.search;
   if (totalG <= 0 || earliestMs >= workout.startMs) return [];
   const count = Math.min(TOP_UP_OFFSETS_MIN.length, Math.ceil(totalG / TOP_UP_ITEM_MAX_G));
-  const eachG = roundUp(totalG / count);
+  // Whole 5 g units shared out, the earlier items taking the remainder, so the items add up to the total.
+  const units = Math.ceil(totalG / GRAMS_ROUNDING - 1e-9);
   const byTime = new Map<number, number>();
   for (let i = 0; i < count; i += 1) {
     const atMs = Math.max(earliestMs, workout.startMs - (TOP_UP_OFFSETS_MIN[i] as number) * MINUTE_MS);
-    byTime.set(atMs, (byTime.get(atMs) ?? 0) + eachG);
+    const itemUnits = Math.floor(units / count) + (i < units % count ? 1 : 0);
+    byTime.set(atMs, (byTime.get(atMs) ?? 0) + itemUnits * GRAMS_ROUNDING);
   }
   const store =
     context.fromMusclePercent < READY_MUSCLE_START_PERCENT || context.limitingStore === 'muscle'
