@@ -242,9 +242,6 @@ export function easierWorkoutSuggestions(inputs: RuleInputs): Suggestion[] {
   return suggestions;
 }
 
-/** Rule 2 opens for these fuel statuses (see the top of this file). */
-export const FUEL_ADVICE_STATUSES = ['at_risk', 'top_up'] as const;
-
 /** Rule 2: a planned workout short of fuel. */
 export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
   const last = addDays(inputs.today, LOOKAHEAD_DAYS);
@@ -253,6 +250,7 @@ export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
   for (const plan of inputs.fuel) {
     const workout = byId.get(plan.plannedWorkoutId);
     if (!workout || workout.date < inputs.today || workout.date > last) continue;
+    // `at_risk` or `top_up` only (see the top of this file).
     const status = plan.status;
     if ((status !== 'at_risk' && status !== 'top_up') || plan.advice.length === 0) continue;
     const grams = plan.advice.reduce((sum, item) => sum + item.carbsG, 0);
