@@ -485,9 +485,15 @@ describe('advice a coach would give, whatever the stores say (worked examples H 
     );
     expect(before(tooLate).filter((item) => item.reason.startsWith('Pre-workout'))).toEqual([]);
     expect(tooLate.plan[0]?.text).toBe(
-      'Before: less than an hour is left for the 1 g/kg of a pre-workout meal; start eating early in the workout.',
+      'Before: too little time is left for the 70 g (1 g/kg) of a pre-workout meal (10 g eaten); start eating early in the workout.',
     );
     for (const item of tooLate.advice) expect(item.atMs).toBeGreaterThanOrEqual(START - 45 * MINUTE);
+    // 1 h before a 4 h ride with 90 g eaten: the hour left allows 1 g/kg (70 g), already passed; no item.
+    const enough = planWorkoutFuel(input(240, 0.65, [{ ...breakfast, carbsG: 90 }], START - HOUR));
+    expect(before(enough).filter((item) => item.reason.startsWith('Pre-workout'))).toEqual([]);
+    expect(enough.plan[0]?.text).toBe(
+      'Before: too little time is left for the 140 g (2 g/kg) of a pre-workout meal (90 g eaten); start eating early in the workout.',
+    );
   });
 
   it('counts what is logged in the ride: 30 g at minute 40 leaves 15 g at 09:20, 10:20, 10:40 and 11:00', () => {
@@ -524,7 +530,7 @@ describe('advice a coach would give, whatever the stores say (worked examples H 
     expect(during(plan).every((item) => item.carbsG === 20)).toBe(true);
     expect(plan.withAdvice.status).toBe('at_risk');
     expect(plan.plan.map((line) => line.text)).toEqual([
-      'Before: less than an hour is left for the 1 g/kg of a pre-workout meal; start eating early in the workout.',
+      'Before: too little time is left for the 70 g (1 g/kg) of a pre-workout meal; start eating early in the workout.',
       'During: 60 g/h from 09:20, 20 g every 20 min (a gel, or 330 ml of 6 % sports drink); raised from 45 g/h so the liver stays at or above 20 g.',
       'Even so, the workout stays at risk: the liver falls below 20 g (blood glucose runs short) even at 60 g/h during the workout; shorten it or ease it.',
       'After: if you train again within 8 h, 70–84 g of carbohydrate an hour (1–1.2 g/kg/h) for the first 4 h, starting soon after; otherwise carbohydrate-rich meals as usual.',

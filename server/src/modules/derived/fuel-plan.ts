@@ -294,7 +294,7 @@ interface PreWorkout {
   readonly eatenG: number;
   /** The difference to eat, or null when none is due or too late. */
   readonly item: FuelAdviceItem | null;
-  /** Less than an hour is left and the target is not met. */
+  /** The target is not met and the time left allows no more (less than an hour, or the g/kg per hour left). */
   readonly tooLate: boolean;
 }
 
@@ -415,7 +415,8 @@ function preWorkout(
   const carbsG = roundUp(Math.min(gPerKg, hoursLeft) * massKg - eatenG);
   const due = targetG - eatenG > 1e-9;
   if (!due || hoursLeft < PRE_WORKOUT_HOURS.least || carbsG <= 0) {
-    return { gPerKg, targetG, eatenG, item: null, tooLate: due && hoursLeft < PRE_WORKOUT_HOURS.least };
+    // Due but nothing more can go in: less than an hour is left, or the hours left allow no more than is eaten.
+    return { gPerKg, targetG, eatenG, item: null, tooLate: due };
   }
   const balanced = !topUp && hoursLeft >= PRE_WORKOUT_HOURS.balancedFrom;
   return {
@@ -760,7 +761,7 @@ function beforeLines(search: FuelSearch, candidate: Candidate, context: AdviceCo
     } else if (pre.tooLate) {
       lines.push({
         phase: 'before',
-        text: `Before: less than an hour is left for the ${guideline} of a pre-workout meal; start eating early in the workout.`,
+        text: `Before: too little time is left for the ${formatNumber(pre.targetG)} g (${guideline}) of a pre-workout meal${pre.eatenG > 0 ? ` (${formatNumber(pre.eatenG)} g eaten)` : ''}; start eating early in the workout.`,
       });
     } else {
       lines.push({
