@@ -6,6 +6,7 @@
  * logging exactly the advice and asking again gives `ready` and no further
  * items, checked here by an independent re-simulation (docs/science.md §3).
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   assessWorkoutFuel,
@@ -550,5 +551,82 @@ describe('advice a coach would give, whatever the stores say (worked examples H 
       expect(topUp.reduce((sum, item) => sum + item.carbsG, 0)).toBeLessThanOrEqual((70 * 40) / 60);
     }
     expect(fromLow.shortfallReason).toMatch(/cannot reach 70 % by the start/);
+  });
+});
+
+describe('the advice invariants on random workouts (fast-check, fixed seed)', () => {
+  const FROM = Date.UTC(2025, 2, 10, 4);
+  const scenario = fc.record({
+    liverG: fc.integer({ min: 0, max: 100 }),
+    musclePercent: fc.integer({ min: 30, max: 100 }),
+    startHour: fc.integer({ min: 1, max: 8 }),
+    durationMin: fc.integer({ min: 30, max: 300 }),
+    intensityFactor: fc.integer({ min: 50, max: 100 }).map((value) => value / 100),
+    askedMinBefore: fc.integer({ min: 0, max: 480 }),
+    meals: fc.array(
+      fc.record({
+        minute: fc.integer({ min: 0, max: 600 }),
+        carbsG: fc.integer({ min: 5, max: 120 }),
+        absorptionType: fc.constantFrom('RAPID' as const, 'FAST' as const, 'BALANCED' as const),
+      }),
+      { maxLength: 4 },
+    ),
+  });
+
+  it('verifies the advice it gives, never places it before now, and asks for nothing more once it is eaten', () => {
+    fc.assert(
+      fc.property(scenario, (case_) => {
+        const startMs = FROM + case_.startHour * HOUR;
+        const workout = { startMs, endMs: startMs + case_.durationMin * MINUTE };
+        const options: WorkoutFuelPlanOptions = {
+          simulation: {
+            capacity: capacityFor(70),
+            start: { liverG: case_.liverG, muscleG: (420 * case_.musclePercent) / 100, gutG: 0 },
+            startAt: FROM,
+            meals: case_.meals.map((meal) => ({
+              atMs: FROM + meal.minute * MINUTE,
+              carbsG: meal.carbsG,
+              absorptionType: meal.absorptionType,
+            })),
+            exercise: [
+              {
+                ...workout,
+                intensityFactor: case_.intensityFactor,
+                watts: case_.intensityFactor * 250,
+                movingFraction: 1,
+              },
+            ],
+          },
+          workout,
+          notBeforeMs: Math.max(FROM, startMs - case_.askedMinBefore * MINUTE),
+        };
+        const plan = planWorkoutFuel(options);
+        expect(resimulate(options, plan.advice)).toEqual(plan.withAdvice);
+        for (const item of plan.advice) {
+          expect(item.atMs).toBeGreaterThanOrEqual(options.notBeforeMs ?? FROM);
+          expect(item.phase).toBe(item.atMs < workout.startMs ? 'before' : 'during');
+          expect(item.carbsG % 5).toBe(0);
+        }
+        const during = plan.advice.filter((item) => item.phase === 'during');
+        if (case_.durationMin <= 75) expect(during).toEqual([]);
+        // Past 75 min the in-ride line is always there; the rate is within 30-90 g/h (60 up to 2.5 h).
+        if (case_.durationMin > 75) {
+          const line = plan.plan.find((entry) => entry.phase === 'during' && entry.text.startsWith('During: '));
+          const rate = Number(/^During: (\d+) g\/h/.exec(line?.text ?? '')?.[1]);
+          expect(rate).toBeGreaterThanOrEqual(30);
+          expect(rate).toBeLessThanOrEqual(case_.durationMin > 150 ? 90 : 60);
+        }
+        if (plan.withAdvice.status === 'ready') {
+          const meals = [
+            ...options.simulation.meals,
+            ...plan.advice.map(({ atMs, carbsG, absorptionType }) => ({ atMs, carbsG, absorptionType })),
+          ];
+          const again = planWorkoutFuel({ ...options, simulation: { ...options.simulation, meals } });
+          expect(again.status).toBe('ready');
+          expect(again.advice).toEqual([]);
+        }
+      }),
+      { numRuns: 150, seed: 20_261_126 },
+    );
   });
 });
