@@ -65,7 +65,11 @@ export const FuelAdviceEvidenceSchema = z
   .object({
     rule: z.literal('fuel_at_risk'),
     date: LocalDateSchema.describe("The planned workout's date."),
-    status: z.literal('at_risk'),
+    status: z
+      .enum(['at_risk', 'top_up'])
+      .describe(
+        "The workout's fuel status: `at_risk`, or `top_up` (muscle starts below 70 %). A `ready` workout's advice is on its fuel answer, not a recommendation.",
+      ),
     limitingStore: z
       .enum(['liver', 'muscle'])
       .nullable()
@@ -164,14 +168,18 @@ export const RecommendationSchema = z
   .object({
     id: z.uuid(),
     kind: RecommendationKindSchema.describe(
-      '`easier_workout` (low recovery before a hard planned workout), `fuel_advice` (a planned workout at risk on glycogen) or `lighter_week` (fitness rising too fast).',
+      '`easier_workout` (low recovery before a hard planned workout), `fuel_advice` (a planned workout at risk on glycogen, or needing a top-up) or `lighter_week` (fitness rising too fast).',
     ),
     status: RecommendationStatusSchema.describe(
       '`open` until accepted or dismissed; `expired` when its situation no longer holds.',
     ),
     plannedWorkoutId: z.uuid().nullable().describe('The planned workout it is about, if one.'),
     title: z.string(),
-    body: z.string().describe('What was seen and what accepting does, in plain words.'),
+    body: z
+      .string()
+      .describe(
+        'What was seen and what accepting does, in plain words; for `fuel_advice`, the reason and then the fuel plan, one line each (newline-separated).',
+      ),
     evidence: RecommendationEvidenceSchema,
     action: RecommendationActionSchema,
     createdAt: TimestampSchema,

@@ -4,7 +4,8 @@
  * draws its recorded ride; a ride the log cannot fuel marks the day
  * incomplete instead of drawing an empty body; a capacity change shows at
  * once; and a planned workout's status names the store that limits it, and
- * its advice, eaten as advised, makes it `ready` (docs/science.md §3).
+ * its advice (items with their phase, and a short plan), eaten as advised,
+ * makes it `ready` (docs/science.md §3).
  */
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -205,8 +206,28 @@ describe('planned workout fuel', () => {
     expect(first.body.status).not.toBe('ready');
     expect(first.body.limitingStore).not.toBeNull();
     expect(first.body.advice.length).toBeGreaterThan(0);
-    expect(first.body.advice.some((item) => item.reason.includes(first.body.limitingStore ?? '-'))).toBe(true);
     expect(first.body.minimum.percent).toBeLessThanOrEqual(first.body.end.percent);
+    // Each item's phase is its time against the ride (10:00–13:00 Berlin); reasons are a few words.
+    const rideStart = zonedTimeMs(tomorrow, '10:00', ZONE);
+    for (const item of first.body.advice) {
+      const atMs = Date.parse(item.at);
+      expect(item.phase).toBe(atMs < rideStart ? 'before' : 'during');
+      expect(item.reason.length).toBeLessThanOrEqual(40);
+    }
+    // 3 h at IF 0.8 (stress 192): 2.5 g/kg (175 g) as a meal at 07:00, 90 g/h of glucose + fructose from 10:20.
+    expect(first.body.advice[0]).toMatchObject({
+      at: `${tomorrow}T07:00:00+01:00`,
+      phase: 'before',
+      carbsG: 175,
+      absorptionType: 'BALANCED',
+    });
+    const during = first.body.advice.filter((item) => item.phase === 'during');
+    expect(during[0]?.at).toBe(`${tomorrow}T10:20:00+01:00`);
+    expect(during.every((item) => item.carbsG === 30 && item.absorptionType === 'RAPID')).toBe(true);
+    // The short plan: a line each for before, during and after, in the athlete's clock.
+    expect(first.body.plan.map((line) => line.phase)).toEqual(['before', 'during', 'after']);
+    expect(first.body.plan[0]?.text).toContain('175 g of carbohydrate at 07:00');
+    expect(first.body.plan[1]?.text).toMatch(/^During: 90 g\/h from 10:20, 30 g every 20 min .*glucose \+ fructose/);
     expect(first.body.start.liverG + first.body.start.muscleG).toBeCloseTo(first.body.start.totalG, 1);
 
     // Log exactly the advised items, each on its own local date.
@@ -235,6 +256,9 @@ describe('planned workout fuel', () => {
     expect(again.body.limitingStore).toBeNull();
     expect(again.body.advice).toEqual([]);
     expect(again.body.start.muscleG).toBeGreaterThanOrEqual(0.7 * 420);
+    // Still a plan, now saying that what is logged covers it.
+    expect(again.body.plan.map((line) => line.phase)).toEqual(['before', 'during', 'after']);
+    expect(again.body.plan[1]?.text).toMatch(/^During: 90 g\/h; the \d+ g logged in the workout count and cover it\.$/);
 
     const day = await timeline(tomorrow, tomorrow);
     expect(day.workouts).toMatchObject([{ kind: 'planned', id: created.body.id, title: 'Long ride' }]);

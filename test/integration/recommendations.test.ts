@@ -276,6 +276,8 @@ describe('a planned workout at risk on fuel', () => {
       plannedWorkoutId: workout.id,
       items: fuel.body.advice.map(({ phase: _phase, ...item }) => item),
     });
+    // The body: the reason, then the plan's lines.
+    expect(recommendation.body.split('\n').slice(1)).toEqual(fuel.body.plan.map((line) => line.text));
     expect(fuel.body.advice.length).toBeGreaterThan(0);
   });
 

@@ -198,10 +198,15 @@ describe('rule 1 after 3 or more days in recover: rest, or at most 60 minutes ea
   });
 });
 
-describe('rule 2: fuel at risk', () => {
+describe('rule 2: fuel short (at_risk or top_up)', () => {
+  const lines: PlannedWorkoutFuel['plan'] = [
+    { phase: 'before', text: 'Before: 70 g of carbohydrate at 07:00.' },
+    { phase: 'during', text: 'During: 45 g/h from 10:20, 15 g every 20 min.' },
+    { phase: 'after', text: 'After: carbohydrate-rich meals.' },
+  ];
   const plan = (status: PlannedWorkoutFuel['status'], advice: PlannedWorkoutFuel['advice']): PlannedWorkoutFuel => ({
     plannedWorkoutId: workout().id,
-    plan: [],
+    plan: lines,
     start: { at: `${addDays(TODAY, 1)}T10:00:00+01:00`, liverG: 40, muscleG: 260, totalG: 300, percent: 57.69 },
     end: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, liverG: 0, muscleG: 105, totalG: 105, percent: 20.19 },
     minimum: { at: `${addDays(TODAY, 1)}T13:00:00+01:00`, liverG: 0, muscleG: 105, totalG: 105, percent: 20.19 },
@@ -242,9 +247,32 @@ describe('rule 2: fuel at risk', () => {
     });
   });
 
-  it('ignores top_up workouts and advice that is empty', () => {
-    expect(fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('top_up', advice)] }))).toEqual([]);
+  it('writes the reason in one line and then the plan, one line each', () => {
+    const [suggestion] = fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('at_risk', advice)] }));
+    const body = suggestion?.body.split('\n') ?? [];
+    expect(body).toHaveLength(1 + lines.length);
+    expect(body[0]).toMatch(/^“Intervals” on 2026-11-25 is at risk, the liver limiting: it falls below 20 g/);
+    expect(body[0]).toContain('57.69 % at the start and 20.19 % at the lowest point');
+    expect(body.slice(1)).toEqual(lines.map((line) => line.text));
+  });
+
+  it('suggests the advice of a top_up workout too, naming the muscle', () => {
+    const [suggestion] = fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('top_up', advice)] }));
+    expect(suggestion?.evidence).toMatchObject({ rule: 'fuel_at_risk', status: 'top_up' });
+    expect(suggestion?.body.split('\n')[0]).toContain('needs a top-up: muscle glycogen starts below 70 %');
+  });
+
+  it('ignores ready and not_logged workouts, though a long ride has advice, and advice that is empty', () => {
+    expect(fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('ready', advice)] }))).toEqual([]);
+    expect(fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('not_logged', advice)] }))).toEqual([]);
     expect(fuelAdviceSuggestions(inputs({ planned: [workout()], fuel: [plan('at_risk', [])] }))).toEqual([]);
+  });
+
+  it('ignores workouts past the lookahead and before today', () => {
+    const far = workout({ date: addDays(TODAY, 3) });
+    const past = workout({ date: addDays(TODAY, -1) });
+    expect(fuelAdviceSuggestions(inputs({ planned: [far], fuel: [plan('at_risk', advice)] }))).toEqual([]);
+    expect(fuelAdviceSuggestions(inputs({ planned: [past], fuel: [plan('at_risk', advice)] }))).toEqual([]);
   });
 });
 

@@ -1,13 +1,27 @@
-import type { FuelLimitingStore, FuelStatus } from '@pacer/contract';
+import type { FuelAdvicePhase, FuelLimitingStore, FuelStatus } from '@pacer/contract';
+import { formatInZone } from '../../lib/dates.ts';
 import {
+  ADVICE_INTENSITY_STEPS,
   AT_RISK_MUSCLE_START_PERCENT,
   type AbsorptionType,
+  DURING_CEILING_G_PER_H,
+  DURING_GUIDELINE_G_PER_H,
+  DURING_INTERVAL_MIN,
   LIVER_RISK_G,
+  LONG_WORKOUT_MIN,
+  MUSCLE_MAX_G_PER_KG,
+  PRE_WORKOUT_G_PER_KG,
+  PRE_WORKOUT_HOURS,
   READY_MUSCLE_START_PERCENT,
+  RECOVERY_INTAKE,
+  RECOVERY_LINE_FROM_IF,
+  SINGLE_SUGAR_MAX_G_PER_H,
+  SPORTS_DRINK_G_PER_100_ML,
   STEP_MINUTES,
   STEP_MS,
   STORAGE_LIVER_SHARE,
   UPTAKE_CAP_PER_STEP_G,
+  VERY_LONG_WORKOUT_MIN,
 } from './glycogen.constants.ts';
 import {
   muscleFloorG,
@@ -19,6 +33,7 @@ import {
   type GlycogenState,
   type MealInput,
 } from './glycogen.model.ts';
+import type { ExerciseInput } from './exercise.ts';
 
 /**
  * Fuel status and advice for one planned workout, from the glycogen model
@@ -34,31 +49,29 @@ import {
  * When both stores fail, the one that fails first is named, the liver on a
  * tie. The combined percent is shown, never judged: it hid an empty liver.
  *
- * Advice turns a workout that is not ready into one that is:
- * - before: FAST items (white bread, rice cakes, banana) 90, 75 and 60
- *   minutes before the start, first the grams that bring muscle to 70 % of
- *   M_max (muscle stores 70 % of what is taken up at rest);
- * - during, for workouts longer than 75 minutes: RAPID items (gels, sports
- *   drinks) every 20 minutes at 30, 45 or 60 g/h, and up to 90 g/h past
- *   2.5 hours, the intakes at which multiple transportable carbohydrates are
- *   still absorbed (Jeukendrup 2014, Sports Med 44 Suppl 1:S25). In the
- *   model these replace the liver's output first, so they are what keeps the
- *   liver above 20 g, and spare muscle only in part.
+ * Advice is what a coach would give, as timed items and a short plan:
+ * - every workout longer than 75 minutes gets, whatever the stores say, the
+ *   guideline amounts for its duration and intensity: a pre-workout meal
+ *   (1–2.5 g/kg, less what the model's meals in the 4 h before already give),
+ *   in-ride carbohydrate every 20 minutes at 30–90 g/h (less what is logged in
+ *   the workout), and a recovery line after;
+ * - when the stores still run short, the model raises it: a FAST top-up 90,
+ *   75 and 60 minutes before for muscle below 70 %, the in-ride rate in
+ *   15 g/h steps up to 60 g/h (90 g/h past 2.5 h), then more before the
+ *   start (up to 180 g), else the plan says to shorten or ease the workout.
  * Every candidate is checked by re-running the model with the items added as
  * meals; the advice returned is the first candidate that the model rates
- * `ready`, so logging exactly those items and asking again gives `ready`.
- * When no candidate within those limits gets there, the best effort is
- * returned with a reason that says so.
+ * `ready`, so logging exactly those items and asking again gives `ready`,
+ * and no further items (what is logged counts against every target).
+ * The constants and their sources are in glycogen.constants.ts, the tables
+ * and worked examples in docs/science.md §3.
  *
  * Choices the rules leave open (each also noted where it is made):
- * - A workout that is already `ready` gets no advice, even a long one.
- * - Search order: before-grams up to 70 % muscle at the start; then, while
- *   a store runs short, the during rate up the ladder 30 → 45 → 60 g/h
- *   (then 75 → 90 g/h past 2.5 h); then more before-grams, up to 180 g,
- *   while they still lift the store that runs short.
- * - The during rate is the lowest rung that works, never under 30 g/h.
+ * - The in-ride rate is held for the whole workout, from minute 20.
  * - Grams are rounded up to 5 g; rounding up only adds food, which never
  *   lowers the stores, and the rounded items are the ones verified.
+ * - The after line is text only: a recovery intake depends on when the next
+ *   session is, which the plan of one workout does not know, so it says both.
  */
 
 /** The planned workout's time span, epoch ms. Its exercise must be in the simulation input. */
@@ -90,12 +103,22 @@ export interface FuelAdviceItem {
   readonly atMs: number;
   readonly carbsG: number;
   readonly absorptionType: AbsorptionType;
+  readonly phase: FuelAdvicePhase;
+  /** A few words: what and how much. The plan says why. */
   readonly reason: string;
 }
 
+/** One line of the short plan. */
+export interface FuelPlanLine {
+  readonly phase: FuelAdvicePhase;
+  readonly text: string;
+}
+
 export interface WorkoutFuelPlan extends WorkoutFuelAssessment {
-  /** Empty when the workout is already `ready`. */
+  /** Empty for a workout of 75 minutes or less that is already `ready`, and when the log covers every target. */
   readonly advice: readonly FuelAdviceItem[];
+  /** The advice as a few lines: before, during, after, in that order. */
+  readonly plan: readonly FuelPlanLine[];
   /** The workout re-simulated with exactly `advice` added as meals. */
   readonly withAdvice: WorkoutFuelAssessment;
   /** Why the advice cannot make the workout ready; `null` when it does. */
@@ -106,7 +129,8 @@ export interface WorkoutFuelPlanOptions {
   /**
    * The model input around the workout, without `steps`: the plan runs it
    * from `startAt` through the step boundary at or after the workout's end.
-   * `exercise` holds the workout itself; `meals` what is logged.
+   * `exercise` holds the workout itself; `meals` what is logged, planned or
+   * assumed.
    */
   readonly simulation: Omit<GlycogenSimulationInput, 'steps'>;
   readonly workout: WorkoutWindow;
@@ -116,6 +140,8 @@ export interface WorkoutFuelPlanOptions {
    * the start of a run is the start state's business.
    */
   readonly notBeforeMs?: number;
+  /** IANA zone the plan's clock times are written in; UTC when absent. */
+  readonly timeZone?: string;
 }
 
 /** Muscle counts as at its floor within this many grams (stored points are rounded to 0.01 g). */
@@ -197,64 +223,79 @@ function workoutBoundaries(startAt: number, workout: WorkoutWindow): { first: nu
   };
 }
 
-/** Longest workout without during advice, minutes. */
-const DURING_ADVICE_AFTER_MIN = 75;
-/** Minutes between during items. */
-const DURING_INTERVAL_MIN = 20;
-/** From this minute of the workout on, the during rate may rise past 60 g/h. */
-const HIGH_RATE_FROM_MIN = 150;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 /**
- * During rates tried in order, g/h: [rate before 2.5 h, rate from 2.5 h].
- * Choice: 15 g/h rungs give items of 10, 15, 20, 25 and 30 g, the sizes of
- * gels and bottles.
+ * In-ride rates the search may use, g/h. Choice: 15 g/h steps give items of
+ * 10, 15, 20, 25 and 30 g every 20 minutes, the sizes of gels and bottles.
  */
-const DURING_RATE_LADDER: readonly (readonly [number, number])[] = [
-  [30, 30],
-  [45, 45],
-  [60, 60],
-  [60, 75],
-  [60, 90],
-];
-/** Minutes before the start of the first, second and third FAST item. */
-const BEFORE_OFFSETS_MIN = [90, 75, 60] as const;
+const RATE_LADDER = [30, 45, 60, 75, 90] as const;
+/** Minutes before the start of the first, second and third FAST top-up item. */
+const TOP_UP_OFFSETS_MIN = [90, 75, 60] as const;
 /**
- * Largest FAST item before another is added. Choice: three items 15 minutes
+ * Largest top-up item before another is added. Choice: three items 15 minutes
  * apart release at most 75 % of one item in a single step (the second,
  * third and fourth steps of the first item overlap), so 30 g items keep the
  * release within the 22.5 g uptake cap when the gut is otherwise empty.
  */
-const BEFORE_ITEM_MAX_G = UPTAKE_CAP_PER_STEP_G / 0.75;
+const TOP_UP_ITEM_MAX_G = UPTAKE_CAP_PER_STEP_G / 0.75;
 /** Advice grams are multiples of this. */
 const GRAMS_ROUNDING = 5;
 /** Bound on re-simulations. */
 const MAX_ITERATIONS = 40;
 /**
- * Most grams advised before the start. Choice: from the first item (90 min
+ * Most top-up grams the gut can use. Choice: from the first item (90 min
  * before) to the end of the last one's release (30 min after the start) the
  * gut can take up at most 8 steps × 22.5 g = 180 g; more would not be
  * absorbed in time to matter.
  */
-const BEFORE_MAX_G = ((BEFORE_OFFSETS_MIN[0] + 30) / STEP_MINUTES) * UPTAKE_CAP_PER_STEP_G;
+const TOP_UP_GUT_MAX_G = ((TOP_UP_OFFSETS_MIN[0] + 30) / STEP_MINUTES) * UPTAKE_CAP_PER_STEP_G;
+
 /**
- * More before-grams stop paying off when the stored grams they add (at the
+ * Most top-up grams for a workout: the gut's 180 g, and no more than 1 g/kg
+ * per hour between the first top-up item and the start (1.5 g/kg when the
+ * 90 minutes before are free; Burke et al. 2011: 1 g/kg an hour before).
+ */
+function topUpMaxG(workout: WorkoutWindow, earliestMs: number, massKg: number): number {
+  const firstMs = Math.max(earliestMs, workout.startMs - TOP_UP_OFFSETS_MIN[0] * MINUTE_MS);
+  const hours = Math.max(0, (workout.startMs - firstMs) / HOUR_MS);
+  return Math.min(TOP_UP_GUT_MAX_G, Math.floor((hours * massKg) / GRAMS_ROUNDING) * GRAMS_ROUNDING);
+}
+/**
+ * More top-up grams stop paying off when the stored grams they add (at the
  * start, or at the minimum) are below this fraction of the grams added: the
  * uptake cap is full.
  */
 const SATURATION_GAIN_RATIO = 0.1;
 
 interface Candidate {
-  readonly beforeG: number;
-  /** Index into DURING_RATE_LADDER, or −1 for no during items. */
+  /** Grams of the store-driven FAST top-up before the start. */
+  readonly topUpG: number;
+  /** Index into RATE_LADDER, or −1 for no in-ride items. */
   readonly rung: number;
 }
 
 /** One re-run of the model with advice added, and the grams the search compares between candidates. */
 interface Evaluation {
   readonly assessment: WorkoutFuelAssessment;
-  /** Muscle at the start, grams: what before-grams are for first. */
+  /** Muscle at the start, grams: what top-up grams are for first. */
   readonly muscleAtStart: number;
-  /** Lowest liver plus lowest muscle over the workout, grams: whether more before-grams still help. */
+  /** Lowest liver plus lowest muscle over the workout, grams: whether more top-up grams still help. */
   readonly storedAtLowest: number;
+}
+
+/** The guideline pre-workout amount (docs/science.md §3, "Before"), against what the model's meals give. */
+interface PreWorkout {
+  /** The guideline for the workout, g/kg, before the cap by the hours left. */
+  readonly gPerKg: number;
+  /** The guideline in grams, before the cap by the hours left. */
+  readonly targetG: number;
+  /** Carbohydrate in the model's meals in the 4 h before the start. */
+  readonly eatenG: number;
+  /** The difference to eat, or null when none is due or too late. */
+  readonly item: FuelAdviceItem | null;
+  /** The target is not met and the time left allows no more (less than an hour, or the g/kg per hour left). */
+  readonly tooLate: boolean;
 }
 
 /** What the search for advice around one workout works with. */
@@ -262,12 +303,48 @@ interface FuelSearch {
   readonly workout: WorkoutWindow;
   readonly earliestMs: number;
   readonly durationMin: number;
+  readonly intensityFactor: number;
   readonly capacity: GlycogenCapacity;
-  /** During advice is given (the workout is longer than 75 minutes). */
+  readonly massKg: number;
+  readonly meals: readonly MealInput[];
+  readonly timeZone: string;
+  /** Guideline advice is given (the workout is longer than 75 minutes). */
   readonly isLong: boolean;
-  /** The highest rung of DURING_RATE_LADDER the workout may use. */
+  /** The guideline in-ride rate's rung of RATE_LADDER (−1 for a workout of 75 min or less). */
+  readonly guidelineRung: number;
+  /** The highest rung the workout may use. */
   readonly lastRung: number;
+  /** Most grams of store-driven top-up. */
+  readonly topUpMaxG: number;
+  readonly pre: PreWorkout | null;
   readonly evaluate: (advice: readonly FuelAdviceItem[]) => Evaluation;
+}
+
+/** Duration-weighted intensity factor of the exercise within the workout's window. */
+function workoutIntensity(exercise: readonly ExerciseInput[], workout: WorkoutWindow): number {
+  let weighted = 0;
+  let total = 0;
+  for (const block of exercise) {
+    const overlap = Math.min(block.endMs, workout.endMs) - Math.max(block.startMs, workout.startMs);
+    if (overlap <= 0) continue;
+    weighted += overlap * block.intensityFactor;
+    total += overlap;
+  }
+  return total > 0 ? weighted / total : 0;
+}
+
+/** The guideline in-ride rate, g/h, for a workout longer than 75 min (the table in docs/science.md §3). */
+export function guidelineRateGPerH(durationMin: number, intensityFactor: number): number {
+  const rates =
+    durationMin > VERY_LONG_WORKOUT_MIN ? DURING_GUIDELINE_G_PER_H.beyond150 : DURING_GUIDELINE_G_PER_H.upTo150;
+  const band = ADVICE_INTENSITY_STEPS.filter((step) => intensityFactor >= step).length;
+  return rates[band] as number;
+}
+
+/** The guideline pre-workout carbohydrate, g/kg, before the cap by the hours left. */
+export function guidelinePreWorkoutGPerKg(durationMin: number, intensityFactor: number): number {
+  const base = durationMin > VERY_LONG_WORKOUT_MIN ? PRE_WORKOUT_G_PER_KG.beyond150 : PRE_WORKOUT_G_PER_KG.upTo150;
+  return base + (intensityFactor >= ADVICE_INTENSITY_STEPS[1] ? PRE_WORKOUT_G_PER_KG.hardExtra : 0);
 }
 
 function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
@@ -276,15 +353,30 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
     throw new RangeError('the workout must start at or after the simulation start and end after it starts');
   }
   const steps = Math.ceil((workout.endMs - simulation.startAt) / STEP_MS);
-  const durationMin = (workout.endMs - workout.startMs) / 60_000;
-  return {
+  const durationMin = (workout.endMs - workout.startMs) / MINUTE_MS;
+  const intensityFactor = workoutIntensity(simulation.exercise, workout);
+  const isLong = durationMin > LONG_WORKOUT_MIN;
+  const ceiling =
+    durationMin > VERY_LONG_WORKOUT_MIN ? DURING_CEILING_G_PER_H.beyond150 : DURING_CEILING_G_PER_H.upTo150;
+  const guidelineRung = isLong
+    ? RATE_LADDER.indexOf(guidelineRateGPerH(durationMin, intensityFactor) as (typeof RATE_LADDER)[number])
+    : -1;
+  const earliestMs = Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt);
+  const massKg = simulation.capacity.muscleG / MUSCLE_MAX_G_PER_KG;
+  const search = {
     workout,
-    earliestMs: Math.max(simulation.startAt, options.notBeforeMs ?? simulation.startAt),
+    earliestMs,
     durationMin,
+    intensityFactor,
     capacity: simulation.capacity,
-    isLong: durationMin > DURING_ADVICE_AFTER_MIN,
-    lastRung: durationMin > HIGH_RATE_FROM_MIN ? DURING_RATE_LADDER.length - 1 : 2,
-    evaluate: (advice) => {
+    massKg,
+    topUpMaxG: topUpMaxG(workout, earliestMs, massKg),
+    meals: simulation.meals,
+    timeZone: options.timeZone ?? 'UTC',
+    isLong,
+    guidelineRung,
+    lastRung: isLong ? RATE_LADDER.indexOf(ceiling as (typeof RATE_LADDER)[number]) : -1,
+    evaluate: (advice: readonly FuelAdviceItem[]) => {
       const meals: MealInput[] = [...simulation.meals, ...advice];
       const run = simulateGlycogen({ ...simulation, meals, steps });
       const assessment = assessWorkoutFuel(run, simulation, workout);
@@ -294,6 +386,55 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
         storedAtLowest: assessment.lowest.liverG + assessment.lowest.muscleG,
       };
     },
+  };
+  return { ...search, pre: isLong ? preWorkout(search) : null };
+}
+
+/**
+ * The guideline pre-workout amount less what the model's meals in the 4 h
+ * before give, as one item: a meal 3 h before (BALANCED from 2 h, FAST
+ * below), or, when something is eaten and at most 1 g/kg is missing, a FAST
+ * top-up 1 h before; never more g/kg than the hours left, none below 1 h.
+ */
+function preWorkout(
+  search: Pick<FuelSearch, 'workout' | 'earliestMs' | 'durationMin' | 'intensityFactor' | 'massKg' | 'meals'>,
+): PreWorkout {
+  const { workout, massKg } = search;
+  const gPerKg = guidelinePreWorkoutGPerKg(search.durationMin, search.intensityFactor);
+  const targetG = gPerKg * massKg;
+  const windowStart = workout.startMs - PRE_WORKOUT_HOURS.window * HOUR_MS;
+  const eatenG = search.meals
+    .filter((meal) => meal.atMs >= windowStart && meal.atMs < workout.startMs)
+    .reduce((sum, meal) => sum + meal.carbsG, 0);
+  const topUp = eatenG > 0 && targetG - eatenG <= massKg;
+  const atMs = Math.max(
+    search.earliestMs,
+    workout.startMs - (topUp ? PRE_WORKOUT_HOURS.topUp : PRE_WORKOUT_HOURS.meal) * HOUR_MS,
+  );
+  const hoursLeft = (workout.startMs - atMs) / HOUR_MS;
+  const carbsG = roundUp(Math.min(gPerKg, hoursLeft) * massKg - eatenG);
+  const due = targetG - eatenG > 1e-9;
+  if (!due || hoursLeft < PRE_WORKOUT_HOURS.least || carbsG <= 0) {
+    // Due but nothing more can go in: less than an hour is left, or the hours left allow no more than is eaten.
+    return { gPerKg, targetG, eatenG, item: null, tooLate: due };
+  }
+  const balanced = !topUp && hoursLeft >= PRE_WORKOUT_HOURS.balancedFrom;
+  return {
+    gPerKg,
+    targetG,
+    eatenG,
+    item: {
+      atMs,
+      carbsG,
+      absorptionType: balanced ? 'BALANCED' : 'FAST',
+      phase: 'before',
+      reason: topUp
+        ? 'Pre-workout top-up'
+        : balanced
+          ? `Pre-workout meal (${formatNumber(gPerKg)} g/kg)`
+          : 'Pre-workout snack',
+    },
+    tooLate: false,
   };
 }
 
@@ -317,10 +458,12 @@ function gramsForShortStore(assessment: WorkoutFuelAssessment, capacity: Glycoge
   return Math.max(liverShort, muscleShort);
 }
 
-/** Where the search stands: the candidate to try, the last before-grams tried, and why a lever ran out. */
+/** Where the search stands: the candidate to try, the last top-up tried, and why a lever ran out. */
 interface SearchState {
   candidate: Candidate;
-  previous: { beforeG: number; muscleAtStart: number; storedAtLowest: number } | null;
+  previous: { topUpG: number; muscleAtStart: number; storedAtLowest: number } | null;
+  /** The store the in-ride rate was last raised for, if it was. */
+  raisedFor: FuelLimitingStore | null;
   // Set once a lever is exhausted; the advice is then the best effort.
   startReason: string | null;
   minimumReason: string | null;
@@ -333,13 +476,13 @@ interface SearchState {
 function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluation): Candidate | null {
   const { candidate, previous } = state;
   const outcome = result.assessment;
-  // Has the last rise in before-grams stopped paying off (the uptake cap is full)?
-  const added = previous === null ? 0 : candidate.beforeG - previous.beforeG;
-  const exhausted = candidate.beforeG >= BEFORE_MAX_G || search.earliestMs >= search.workout.startMs;
+  // Has the last rise in top-up grams stopped paying off (the uptake cap is full)?
+  const added = previous === null ? 0 : candidate.topUpG - previous.topUpG;
+  const exhausted = candidate.topUpG >= search.topUpMaxG || search.earliestMs >= search.workout.startMs;
   const gainAtStart = result.muscleAtStart - (previous?.muscleAtStart ?? 0);
   const gainAtLowest = result.storedAtLowest - (previous?.storedAtLowest ?? 0);
   const remember = {
-    beforeG: candidate.beforeG,
+    topUpG: candidate.topUpG,
     muscleAtStart: result.muscleAtStart,
     storedAtLowest: result.storedAtLowest,
   };
@@ -349,63 +492,64 @@ function nextCandidate(search: FuelSearch, state: SearchState, result: Evaluatio
     if (!exhausted && !(added > 0 && gainAtStart < SATURATION_GAIN_RATIO * added)) {
       state.previous = remember;
       const missing = gramsForMuscle(READY_MUSCLE_START_PERCENT, outcome.start.muscleG, search.capacity);
-      return { ...candidate, beforeG: moreBefore(candidate.beforeG, missing) };
+      return { ...candidate, topUpG: moreTopUp(search, candidate.topUpG, missing) };
     }
     state.startReason =
       search.earliestMs >= search.workout.startMs
-        ? `There is no time left before the start to top up muscle glycogen to ${READY_MUSCLE_START_PERCENT} %.`
-        : `Muscle glycogen cannot reach ${READY_MUSCLE_START_PERCENT} % by the start: the gut passes at most 90 g of carbohydrate an hour, and the 90 minutes before the start are not enough; a carbohydrate-rich meal 3–4 hours earlier would be.`;
+        ? `there is no time left before the start to top up muscle glycogen to ${READY_MUSCLE_START_PERCENT} %.`
+        : `muscle glycogen cannot reach ${READY_MUSCLE_START_PERCENT} % by the start in the time left (about 1 g/kg an hour); a carbohydrate-rich meal 3–4 h earlier would.`;
   }
   const liverShort = outcome.lowest.liverG < LIVER_RISK_G;
   const muscleShort = outcome.lowest.muscleG <= muscleFloorG(search.capacity) + FLOOR_TOLERANCE_G;
   if (!liverShort && !muscleShort) return null;
   // Food during the workout replaces the liver's output first and spares muscle in part: the next lever.
   if (search.isLong && candidate.rung < search.lastRung) {
+    state.raisedFor = liverShort ? 'liver' : 'muscle';
     return { ...candidate, rung: candidate.rung + 1 };
   }
-  // Still short at the highest during rate (or the workout is too short for
-  // during advice, or it is muscle that runs short): more before the start is
-  // the only lever left.
+  // Still short at the highest in-ride rate (or the workout is too short for
+  // in-ride advice): more before the start is the only lever left.
   if (exhausted || (added > 0 && gainAtLowest < SATURATION_GAIN_RATIO * added)) {
     state.minimumReason = shortfallOf(search, outcome);
     return null;
   }
   state.previous = remember;
-  return { ...candidate, beforeG: moreBefore(candidate.beforeG, gramsForShortStore(outcome, search.capacity)) };
+  return { ...candidate, topUpG: moreTopUp(search, candidate.topUpG, gramsForShortStore(outcome, search.capacity)) };
 }
 
 /** Why the store that runs short cannot be kept above its limit. */
 function shortfallOf(search: FuelSearch, outcome: WorkoutFuelAssessment): string {
+  const most = RATE_LADDER[search.lastRung] ?? 0;
   if (outcome.lowest.liverG < LIVER_RISK_G) {
     return search.isLong
-      ? `The liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with up to ${DURING_RATE_LADDER[search.lastRung]?.[1] ?? 90} g/h during the workout; shorten it or lower its intensity.`
-      : `The liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with the most that can be absorbed before the workout; shorten it or lower its intensity.`;
+      ? `the liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even at ${most} g/h during the workout; shorten it or ease it.`
+      : `the liver falls below ${LIVER_RISK_G} g (blood glucose runs short) even with the most that can be eaten before the workout; shorten it or ease it.`;
   }
   return search.isLong
-    ? `Muscle glycogen runs down to its floor during the workout even with the most that can be absorbed before it and up to ${DURING_RATE_LADDER[search.lastRung]?.[1] ?? 90} g/h during it (food during a workout spares muscle only in part); shorten it or lower its intensity, or eat more carbohydrate the day before.`
-    : 'Muscle glycogen runs down to its floor during the workout even with the most that can be absorbed before it; shorten it or lower its intensity, or eat more carbohydrate the day before.';
+    ? `muscle glycogen runs down to its floor even at ${most} g/h during the workout; shorten it or ease it, or eat more carbohydrate the day before.`
+    : 'muscle glycogen runs down to its floor even with the most that can be eaten before the workout; shorten it or ease it, or eat more carbohydrate the day before.';
 }
 
 interface SearchResult {
+  readonly candidate: Candidate;
   readonly advice: FuelAdviceItem[];
   readonly outcome: WorkoutFuelAssessment;
+  readonly raisedFor: FuelLimitingStore | null;
   readonly startReason: string | null;
   readonly minimumReason: string | null;
 }
 
 /** Candidates in the search order (top of this file) until one is `ready` or none is left. */
 function searchAdvice(search: FuelSearch, base: WorkoutFuelAssessment): SearchResult {
-  const startShortfall = gramsForMuscle(READY_MUSCLE_START_PERCENT, base.start.muscleG, search.capacity);
   const state: SearchState = {
-    candidate: { beforeG: Math.min(BEFORE_MAX_G, roundUp(startShortfall)), rung: -1 },
+    candidate: { topUpG: 0, rung: search.guidelineRung },
     previous: null,
+    raisedFor: null,
     startReason: null,
     minimumReason: null,
   };
   const context: AdviceContext = {
-    workout: search.workout,
-    earliestMs: search.earliestMs,
-    durationMin: search.durationMin,
+    search,
     fromMusclePercent: muscleStartPercent(base, search.capacity),
     limitingStore: base.limitingStore,
   };
@@ -420,52 +564,110 @@ function searchAdvice(search: FuelSearch, base: WorkoutFuelAssessment): SearchRe
     if (next === null) break;
     state.candidate = next;
   }
-  return { advice, outcome, startReason: state.startReason, minimumReason: state.minimumReason };
+  return {
+    candidate: state.candidate,
+    advice,
+    outcome,
+    raisedFor: state.candidate.rung > search.guidelineRung ? state.raisedFor : null,
+    startReason: state.startReason,
+    minimumReason: state.minimumReason,
+  };
 }
 
 /**
- * Status of a planned workout as logged, and advice that makes it `ready`.
- * See the description at the top of this file.
+ * Status of a planned workout as logged, the advice a coach would give for
+ * it, and the proof that eating the advice makes it `ready`. See the
+ * description at the top of this file.
  */
 export function planWorkoutFuel(options: WorkoutFuelPlanOptions): WorkoutFuelPlan {
   const search = fuelSearch(options);
   const base = search.evaluate([]).assessment;
-  if (base.status === 'ready') return { ...base, advice: [], withAdvice: base, shortfallReason: null };
-
-  const { outcome, startReason, minimumReason, advice: found } = searchAdvice(search, base);
-  let advice = found;
-  let shortfallReason: string | null = null;
-  if (outcome.status !== 'ready') {
-    shortfallReason =
-      [startReason, minimumReason].filter((reason) => reason !== null).join(' ') ||
-      'No advice within the intake limits makes this workout ready.';
-    const note = ` Even with all of the advice the workout stays ${outcome.status === 'at_risk' ? 'at risk' : 'short of ready'}: ${shortfallReason}`;
-    advice = advice.map((item) => ({ ...item, reason: item.reason + note }));
+  if (base.status === 'ready' && !search.isLong) {
+    return { ...base, advice: [], plan: afterLines(search), withAdvice: base, shortfallReason: null };
   }
-  return { ...base, advice, withAdvice: outcome, shortfallReason };
+  const result = searchAdvice(search, base);
+  let shortfallReason: string | null = null;
+  if (result.outcome.status !== 'ready') {
+    shortfallReason =
+      [result.startReason, result.minimumReason].filter((reason) => reason !== null).join(' Also, ') ||
+      'no advice within the intake limits makes this workout ready.';
+  }
+  const context: AdviceContext = {
+    search,
+    fromMusclePercent: muscleStartPercent(base, search.capacity),
+    limitingStore: base.limitingStore,
+  };
+  const before = beforeLines(search, result.candidate, context);
+  const during = duringLines(search, result);
+  if (shortfallReason !== null) {
+    // The line goes with the phase the advice could not fix: in-ride for a long workout, else before.
+    (search.isLong ? during : before).push({
+      phase: search.isLong ? 'during' : 'before',
+      text: `Even so, the workout stays ${result.outcome.status === 'at_risk' ? 'at risk' : 'short of ready'}: ${shortfallReason}`,
+    });
+  }
+  const plan = [...before, ...during, ...afterLines(search)];
+  return { ...base, advice: result.advice, plan, withAdvice: result.outcome, shortfallReason };
 }
 
-/** Before-grams raised by what is missing (at least 5 g), never past BEFORE_MAX_G. */
-function moreBefore(beforeG: number, missingG: number): number {
-  return Math.min(BEFORE_MAX_G, beforeG + Math.max(GRAMS_ROUNDING, roundUp(missingG)));
+/** Top-up grams raised by what is missing (at least 5 g), never past the workout's most. */
+function moreTopUp(search: FuelSearch, topUpG: number, missingG: number): number {
+  return Math.min(search.topUpMaxG, topUpG + Math.max(GRAMS_ROUNDING, roundUp(missingG)));
 }
 
 function roundUp(grams: number): number {
   return Math.ceil(grams / GRAMS_ROUNDING - 1e-9) * GRAMS_ROUNDING;
 }
 
+/** A number as the plan writes it: at most one decimal. */
+function formatNumber(value: number): string {
+  return String(Math.round(value * 10) / 10);
+}
+
+/** Local clock time of an instant, `HH:MM`. */
+function clock(atMs: number, timeZone: string): string {
+  return formatInZone(atMs, timeZone).slice(11, 16);
+}
+
+/** Millilitres of a 6 % sports drink holding `grams`, to 10 ml. */
+function drinkMl(grams: number): number {
+  return Math.round((grams * 100) / SPORTS_DRINK_G_PER_100_ML / 10) * 10;
+}
+
 interface AdviceContext {
-  readonly workout: WorkoutWindow;
-  readonly earliestMs: number;
-  readonly durationMin: number;
+  readonly search: FuelSearch;
   /** Muscle at the start as logged, percent of M_max. */
   readonly fromMusclePercent: number;
   /** The store that limits the workout as logged. */
   readonly limitingStore: FuelLimitingStore | null;
 }
 
+/** The guideline pre-workout item, the top-up and the in-ride items; items at one time and of one type merged. */
 function adviceFor(candidate: Candidate, context: AdviceContext): FuelAdviceItem[] {
-  return [...beforeItems(candidate.beforeG, context), ...duringItems(candidate.rung, context)];
+  const before = [
+    ...(context.search.pre?.item ? [context.search.pre.item] : []),
+    ...topUpItems(candidate.topUpG, context),
+  ];
+  const merged = new Map<string, FuelAdviceItem>();
+  for (const item of before) {
+    const key = `${String(item.atMs)} ${item.absorptionType}`;
+    const same = merged.get(key);
+    merged.set(
+      key,
+      same ? { ...same, carbsG: same.carbsG + item.carbsG, reason: `${same.reason} + ${item.reason}` } : item,
+    );
+  }
+  return [...[...merged.values()].sort((a, b) => a.atMs - b.atMs), ...duringItems(candidate.rung, context.search)];
+}
+
+/** Why the store-driven top-up is advised, a few words. */
+function topUpPurpose(context: AdviceContext): string {
+  if (context.fromMusclePercent < READY_MUSCLE_START_PERCENT) {
+    return `to bring muscle glycogen from ${context.fromMusclePercent.toFixed(1)} % to ${READY_MUSCLE_START_PERCENT} % by the start`;
+  }
+  return context.limitingStore === 'muscle'
+    ? 'so muscle glycogen lasts the workout'
+    : `so the liver stays at or above ${LIVER_RISK_G} g`;
 }
 
 /**
@@ -474,59 +676,156 @@ function adviceFor(candidate: Candidate, context: AdviceContext): FuelAdviceItem
  * earliest allowed time (the same time merges into one item) rather than
  * being dropped.
  */
-function beforeItems(totalG: number, context: AdviceContext): FuelAdviceItem[] {
-  if (totalG <= 0 || context.earliestMs >= context.workout.startMs) return [];
-  const count = Math.min(BEFORE_OFFSETS_MIN.length, Math.ceil(totalG / BEFORE_ITEM_MAX_G));
-  const eachG = roundUp(totalG / count);
+function topUpItems(totalG: number, context: AdviceContext): FuelAdviceItem[] {
+  const { workout, earliestMs } = context.search;
+  if (totalG <= 0 || earliestMs >= workout.startMs) return [];
+  const count = Math.min(TOP_UP_OFFSETS_MIN.length, Math.ceil(totalG / TOP_UP_ITEM_MAX_G));
+  // Whole 5 g units shared out, the earlier items taking the remainder, so the items add up to the total.
+  const units = Math.ceil(totalG / GRAMS_ROUNDING - 1e-9);
   const byTime = new Map<number, number>();
   for (let i = 0; i < count; i += 1) {
-    const atMs = Math.max(context.earliestMs, context.workout.startMs - (BEFORE_OFFSETS_MIN[i] as number) * 60_000);
-    byTime.set(atMs, (byTime.get(atMs) ?? 0) + eachG);
+    const atMs = Math.max(earliestMs, workout.startMs - (TOP_UP_OFFSETS_MIN[i] as number) * MINUTE_MS);
+    const itemUnits = Math.floor(units / count) + (i < units % count ? 1 : 0);
+    byTime.set(atMs, (byTime.get(atMs) ?? 0) + itemUnits * GRAMS_ROUNDING);
   }
-  const items = [...byTime];
-  const totalAdvised = eachG * count;
-  return items.map(([atMs, carbsG]) => ({
+  const store =
+    context.fromMusclePercent < READY_MUSCLE_START_PERCENT || context.limitingStore === 'muscle'
+      ? 'muscle glycogen'
+      : 'the liver';
+  return [...byTime].map(([atMs, carbsG]) => ({
     atMs,
     carbsG,
     absorptionType: 'FAST' as const,
-    reason:
-      `${carbsG} g of fast carbohydrate (white bread, rice cakes, banana) ` +
-      `${Math.round((context.workout.startMs - atMs) / 60_000)} min before the start` +
-      (items.length > 1 ? `, one of ${items.length} items (${totalAdvised} g in all),` : '') +
-      (context.fromMusclePercent < READY_MUSCLE_START_PERCENT
-        ? ` to bring muscle glycogen from ${context.fromMusclePercent.toFixed(1)} % to at least ${READY_MUSCLE_START_PERCENT} % by the start.`
-        : context.limitingStore === 'muscle'
-          ? ' to start with fuller muscle glycogen, so it lasts the workout.'
-          : ` to start with a fuller liver, so it stays at or above ${LIVER_RISK_G} g during the workout.`),
+    phase: 'before' as const,
+    reason: `Top-up for ${store}`,
   }));
 }
 
 /**
  * RAPID items every 20 minutes from the 20th minute, the last at least 20
  * minutes before the end (choice: food in the last minutes is not absorbed
- * in time to matter), at the rung's rates.
+ * in time to matter), each the shortfall against the rate by its time of
+ * what is logged since the start plus what is advised before it. Slots
+ * before `earliestMs` are taken as eaten as advised.
  */
-function duringItems(rung: number, context: AdviceContext): FuelAdviceItem[] {
-  const rates = DURING_RATE_LADDER[rung];
-  if (rates === undefined) return [];
+function duringItems(rung: number, search: FuelSearch): FuelAdviceItem[] {
+  const rate = RATE_LADDER[rung];
+  if (rate === undefined) return [];
+  const { workout } = search;
+  const perItem = (rate * DURING_INTERVAL_MIN) / 60;
   const items: FuelAdviceItem[] = [];
+  let advised = 0;
   for (
-    let minute = DURING_INTERVAL_MIN;
-    minute <= context.durationMin - DURING_INTERVAL_MIN;
-    minute += DURING_INTERVAL_MIN
+    let minute = DURING_INTERVAL_MIN, slot = 1;
+    minute <= search.durationMin - DURING_INTERVAL_MIN;
+    minute += DURING_INTERVAL_MIN, slot += 1
   ) {
-    const atMs = context.workout.startMs + minute * 60_000;
-    if (atMs < context.earliestMs) continue;
-    const ratePerHour = minute >= HIGH_RATE_FROM_MIN ? rates[1] : rates[0];
-    const carbsG = (ratePerHour * DURING_INTERVAL_MIN) / 60;
+    const atMs = workout.startMs + minute * MINUTE_MS;
+    const shortfall = roundUp(perItem * slot - eatenBetween(search.meals, workout.startMs, atMs) - advised);
+    if (shortfall <= 0) continue;
+    advised += shortfall;
+    if (atMs < search.earliestMs) continue;
     items.push({
       atMs,
-      carbsG,
+      carbsG: shortfall,
       absorptionType: 'RAPID',
-      reason:
-        `${carbsG} g of rapid carbohydrate (gel, sports drink) at minute ${minute}, ` +
-        `${ratePerHour} g/h, to keep the liver at or above ${LIVER_RISK_G} g (blood glucose) during the workout.`,
+      phase: 'during',
+      reason: `In-ride, ${rate} g/h${rate > SINGLE_SUGAR_MAX_G_PER_H ? ', glucose + fructose' : ''}`,
     });
   }
   return items;
+}
+
+/** Carbohydrate in the meals from `fromMs` through `toMs`, both included. */
+function eatenBetween(meals: readonly MealInput[], fromMs: number, toMs: number): number {
+  return meals.filter((meal) => meal.atMs >= fromMs && meal.atMs <= toMs).reduce((sum, meal) => sum + meal.carbsG, 0);
+}
+
+/** The plan's before lines: the guideline meal (or that the meals cover it), and the store-driven top-up. */
+function beforeLines(search: FuelSearch, candidate: Candidate, context: AdviceContext): FuelPlanLine[] {
+  const lines: FuelPlanLine[] = [];
+  const { pre, timeZone } = search;
+  if (pre !== null) {
+    const guideline = `${formatNumber(pre.gPerKg)} g/kg`;
+    if (pre.item !== null) {
+      const kind =
+        pre.item.absorptionType === 'BALANCED'
+          ? 'a carbohydrate-rich meal (porridge, bread, rice, pasta)'
+          : 'fast carbohydrate (banana, white bread, rice cakes)';
+      const counted =
+        pre.eatenG > 0 ? `, on top of the ${formatNumber(pre.eatenG)} g already eaten in the 4 h before` : '';
+      lines.push({
+        phase: 'before',
+        text: `Before: ${String(pre.item.carbsG)} g of carbohydrate at ${clock(pre.item.atMs, timeZone)}, ${kind}${counted} (${guideline} in the 1–4 h before).`,
+      });
+    } else if (pre.tooLate) {
+      lines.push({
+        phase: 'before',
+        text: `Before: too little time is left for the ${formatNumber(pre.targetG)} g (${guideline}) of a pre-workout meal${pre.eatenG > 0 ? ` (${formatNumber(pre.eatenG)} g eaten)` : ''}; start eating early in the workout.`,
+      });
+    } else {
+      lines.push({
+        phase: 'before',
+        text: `Before: the ${formatNumber(pre.eatenG)} g in your meals in the 4 h before cover the ${formatNumber(pre.targetG)} g (${guideline}) this workout needs.`,
+      });
+    }
+  }
+  const topUp = topUpItems(candidate.topUpG, context);
+  const first = topUp[0];
+  const last = topUp.at(-1);
+  if (first !== undefined && last !== undefined) {
+    const grams = topUp.reduce((sum, item) => sum + item.carbsG, 0);
+    const when =
+      first.atMs === last.atMs
+        ? `at ${clock(first.atMs, timeZone)}`
+        : `from ${clock(first.atMs, timeZone)} to ${clock(last.atMs, timeZone)}`;
+    lines.push({
+      phase: 'before',
+      text: `Top-up: ${String(grams)} g of fast carbohydrate ${when} (banana, white bread, rice cakes), ${topUpPurpose(context)}.`,
+    });
+  }
+  return lines;
+}
+
+/** The plan's during line: the rate, from when, how much how often, and why when raised. */
+function duringLines(search: FuelSearch, result: SearchResult): FuelPlanLine[] {
+  const rate = RATE_LADDER[result.candidate.rung];
+  if (rate === undefined) return [];
+  const during = result.advice.filter((item) => item.phase === 'during');
+  const loggedG = eatenBetween(search.meals, search.workout.startMs, search.workout.endMs);
+  const logged = loggedG > 0 ? `; the ${formatNumber(loggedG)} g logged in the workout count` : '';
+  const first = during[0];
+  const perItem = (rate * DURING_INTERVAL_MIN) / 60;
+  if (first === undefined) {
+    const text =
+      loggedG > 0
+        ? `During: ${rate} g/h${logged} and cover it.`
+        : `During: ${rate} g/h, ${formatNumber(perItem)} g every ${DURING_INTERVAL_MIN} min.`;
+    return [{ phase: 'during', text }];
+  }
+  const guideline = RATE_LADDER[search.guidelineRung];
+  const raised =
+    result.raisedFor !== null && guideline !== undefined
+      ? `; raised from ${guideline} g/h ${result.raisedFor === 'liver' ? `so the liver stays at or above ${LIVER_RISK_G} g` : 'so muscle glycogen lasts'}`
+      : '';
+  const sugars = rate > SINGLE_SUGAR_MAX_G_PER_H ? '; above 60 g/h only glucose + fructose products (about 2:1)' : '';
+  return [
+    {
+      phase: 'during',
+      text: `During: ${rate} g/h from ${clock(first.atMs, search.timeZone)}, ${formatNumber(perItem)} g every ${DURING_INTERVAL_MIN} min (a gel, or ${drinkMl(perItem)} ml of ${SPORTS_DRINK_G_PER_100_ML} % sports drink)${sugars}${raised}${logged}.`,
+    },
+  ];
+}
+
+/** The plan's after line, for a workout longer than 75 min or a hard one (IF ≥ 0.85). */
+function afterLines(search: FuelSearch): FuelPlanLine[] {
+  if (!search.isLong && search.intensityFactor < RECOVERY_LINE_FROM_IF) return [];
+  const low = Math.round(RECOVERY_INTAKE.lowGPerKgPerH * search.massKg);
+  const high = Math.round(RECOVERY_INTAKE.highGPerKgPerH * search.massKg);
+  return [
+    {
+      phase: 'after',
+      text: `After: if you train again within ${RECOVERY_INTAKE.nextWithinH} h, ${low}–${high} g of carbohydrate an hour (${RECOVERY_INTAKE.lowGPerKgPerH}–${RECOVERY_INTAKE.highGPerKgPerH} g/kg/h) for the first ${RECOVERY_INTAKE.hours} h, starting soon after; otherwise carbohydrate-rich meals as usual.`,
+    },
+  ];
 }

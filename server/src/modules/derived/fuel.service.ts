@@ -541,6 +541,7 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
     simulation,
     workout: { startMs: placed.startMs, endMs: placed.endMs },
     notBeforeMs: now.getTime(),
+    timeZone: athlete.timeZone,
   });
   const startAt = Math.floor(placed.startMs / STEP_MS) * STEP_MS;
   const endAt = Math.ceil(placed.endMs / STEP_MS) * STEP_MS;
@@ -561,17 +562,12 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
     limitingStore: plan.limitingStore,
     advice: plan.advice.map((item) => ({
       at: formatInZone(item.atMs, athlete.timeZone),
-      phase:
-        item.atMs < placed.startMs
-          ? ('before' as const)
-          : item.atMs < placed.endMs
-            ? ('during' as const)
-            : ('after' as const),
+      phase: item.phase,
       carbsG: item.carbsG,
       absorptionType: item.absorptionType,
       reason: item.reason,
     })),
-    plan: [],
+    plan: plan.plan.map((line) => ({ phase: line.phase, text: line.text })),
     assumptions: [
       ...new Set([
         ...athlete.assumptions,

@@ -253,3 +253,87 @@ export const READY_MUSCLE_START_PERCENT = 70;
 
 /** Below this percent of M_max at the start, a planned workout is at risk even before it drains anything. */
 export const AT_RISK_MUSCLE_START_PERCENT = 50;
+
+// ---------------------------------------------------------------- fuel advice
+
+/**
+ * Workouts longer than this many minutes get before, during and after advice
+ * whatever the stores say. Carbohydrate during exercise helps performance
+ * from about an hour on, 30–60 g/h for 1–2.5 h (Jeukendrup 2014, Sports Med 44
+ * Suppl 1:S25; Thomas, Erdman & Burke 2016, Med Sci Sports Exerc 48:543);
+ * 75 min is where Jeukendrup 2014 moves from a mouth rinse (45–75 min) to
+ * eating and drinking carbohydrate.
+ */
+export const LONG_WORKOUT_MIN = 75;
+
+/** From this duration, minutes (2.5 h), the guideline rate goes past 60 g/h, up to 90 g/h (Jeukendrup 2014). */
+export const VERY_LONG_WORKOUT_MIN = 150;
+
+/**
+ * Intensity factors where the guideline rate steps up: below the first easy
+ * endurance, up to the second endurance to low tempo, from the second tempo
+ * and harder (Coggan's levels, Allen & Coggan 2010), where carbohydrate is
+ * most of the fuel (CARBOHYDRATE_SHARE_POINTS: 0.57 at IF 0.65, 0.72 at 0.80).
+ */
+export const ADVICE_INTENSITY_STEPS = [0.65, 0.8] as const;
+
+/**
+ * Guideline in-ride carbohydrate, g/h, by duration (up to 2.5 h, beyond) and
+ * by the intensity bands of ADVICE_INTENSITY_STEPS: 30–60 g/h for 1–2.5 h, up
+ * to 90 g/h beyond 2.5 h (Jeukendrup 2014; Thomas et al. 2016). The harder the
+ * session, the higher in the range. docs/science.md §3 has the table.
+ */
+export const DURING_GUIDELINE_G_PER_H: Readonly<Record<'upTo150' | 'beyond150', readonly [number, number, number]>> = {
+  upTo150: [30, 45, 60],
+  beyond150: [60, 75, 90],
+};
+
+/**
+ * Highest in-ride rate the advice raises to when a store runs short, g/h:
+ * the top of each duration's guideline range (Jeukendrup 2014).
+ */
+export const DURING_CEILING_G_PER_H: Readonly<Record<'upTo150' | 'beyond150', number>> = {
+  upTo150: 60,
+  beyond150: 90,
+};
+
+/**
+ * Above this rate, g/h, in-ride carbohydrate should be glucose + fructose
+ * (multiple transportable carbohydrates): glucose alone is absorbed at about
+ * 60 g/h, the two together at up to 90 g/h (Jeukendrup 2014).
+ */
+export const SINGLE_SUGAR_MAX_G_PER_H = 60;
+
+/** Minutes between in-ride items, and the minute of the first: little and often, starting within 15–30 min. */
+export const DURING_INTERVAL_MIN = 20;
+
+/** Carbohydrate in a sports drink, g per 100 ml: the 6–8 % of common drinks, its low end (Jeukendrup 2014). */
+export const SPORTS_DRINK_G_PER_100_ML = 6;
+
+/**
+ * Pre-workout carbohydrate, g/kg body mass: 1–4 g/kg 1–4 h before exercise
+ * longer than an hour (Thomas et al. 2016; Burke et al. 2011, J Sports Sci 29
+ * Suppl 1:S17). The model's choice within that range: 1 g/kg up to 2.5 h,
+ * 2 g/kg beyond, `hardExtra` more from IF 0.80 (ADVICE_INTENSITY_STEPS[1]).
+ */
+export const PRE_WORKOUT_G_PER_KG = { upTo150: 1, beyond150: 2, hardExtra: 0.5 } as const;
+
+/**
+ * Hours before the start: what the model's meals give in the last
+ * `window` hours counts; a pre-workout meal is placed `meal` hours ahead,
+ * BALANCED when at least `balancedFrom` hours are left, FAST below, and none
+ * below `least`; a top-up `topUp` hours ahead. The amount is never more g/kg
+ * than the hours left (1 g/kg an hour before, 4 g/kg four hours before:
+ * Burke et al. 2011).
+ */
+export const PRE_WORKOUT_HOURS = { window: 4, meal: 3, balancedFrom: 2, least: 1, topUp: 1 } as const;
+
+/**
+ * Recovery intake, g/kg/h, for the first `hours` hours after a hard or long
+ * session when the next is within `nextWithinH` hours: 1–1.2 g/kg/h (Burke et
+ * al. 2011, rapid refuelling).
+ */
+export const RECOVERY_INTAKE = { lowGPerKgPerH: 1, highGPerKgPerH: 1.2, hours: 4, nextWithinH: 8 } as const;
+
+/** A workout this hard (IF) gets the recovery line whatever its length: threshold and harder sessions. */
+export const RECOVERY_LINE_FROM_IF = 0.85;

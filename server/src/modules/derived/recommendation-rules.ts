@@ -50,15 +50,24 @@
  *    - The situation is the workout on its date, not the day's score: once
  *      the athlete has decided about that workout, a new score the next
  *      morning does not ask again (moving the workout to another day does).
- * 2. Fuel at risk (`fuel_advice`). A planned workout from now through the
- *    next 2 days whose predicted glycogen is `at_risk` (start below 50 % or
- *    lowest point below 20 %, see the fuel plan) gets the fuel model's
- *    advice as the suggestion: accepting logs the advised items (the model
- *    has checked that eating exactly those makes the workout `ready`, where
- *    any advice within its limits can). Workouts that have started are
- *    left out (the advice can no longer be followed), and so is advice that
- *    is empty. The caller runs this rule only while the athlete's `nutrition`
- *    feature is on: without food logs every workout ahead looks unfuelled.
+ * 2. Fuel short (`fuel_advice`). A planned workout from now through the
+ *    next 2 days whose predicted glycogen is `at_risk` (the liver below 20 g
+ *    during it, or muscle at its floor or starting below 50 %) or `top_up`
+ *    (muscle starting below 70 %), see the fuel plan, gets the fuel model's
+ *    advice as the suggestion: its body is the reason in one line and then
+ *    the plan's lines (before, during, after), and accepting takes the advised
+ *    items (the model has checked that eating exactly those makes the workout
+ *    `ready`, where any advice within its limits can). Choices:
+ *    - Every workout longer than 75 minutes now has advice (a coach's plan,
+ *      whatever the stores say), shown with the workout's fuel. A suggestion
+ *      asks the athlete to change something, so it opens only when the plan
+ *      changes the status: `at_risk` or `top_up`. One for every `ready` long
+ *      ride would be a standing suggestion per long ride, noise that hides
+ *      the ones that matter; `not_logged` has no status to fix.
+ *    - Workouts that have started are left out (the advice can no longer be
+ *      followed), and so is advice that is empty.
+ *    The caller runs this rule only while the athlete's `nutrition` feature
+ *    is on: without food logs every workout ahead looks unfuelled.
  * 3. Ramp too steep (`lighter_week`). CTL rose by more than 8 in the 7 days
  *    to the latest day of training load (the training-load model's ramp
  *    signal; coaching texts put a sustainable rise at about 5-8 a week), and
@@ -104,7 +113,7 @@ import {
   type TrainingLoadDay,
 } from './training-load.model.ts';
 import { plannedWorkoutIntensity } from './exercise.ts';
-import { AT_RISK_MUSCLE_START_PERCENT, LIVER_RISK_G } from './glycogen.constants.ts';
+import { AT_RISK_MUSCLE_START_PERCENT, LIVER_RISK_G, READY_MUSCLE_START_PERCENT } from './glycogen.constants.ts';
 import { buildWorkoutStructure } from '../planned-workouts/structure-generation.service.ts';
 
 /** The recovery model's `recover` band: a score below this. */
@@ -323,7 +332,7 @@ export function easierWorkoutSuggestions(inputs: RuleInputs): Suggestion[] {
   return suggestions;
 }
 
-/** Rule 2: a planned workout at risk on fuel. */
+/** Rule 2: a planned workout short of fuel. */
 export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
   const last = addDays(inputs.today, LOOKAHEAD_DAYS);
   const byId = new Map(inputs.planned.map((workout) => [workout.id, workout]));
@@ -331,23 +340,20 @@ export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
   for (const plan of inputs.fuel) {
     const workout = byId.get(plan.plannedWorkoutId);
     if (!workout || workout.date < inputs.today || workout.date > last) continue;
-    if (plan.status !== 'at_risk' || plan.advice.length === 0) continue;
+    // `at_risk` or `top_up` only (see the top of this file).
+    const status = plan.status;
+    if ((status !== 'at_risk' && status !== 'top_up') || plan.advice.length === 0) continue;
     const grams = plan.advice.reduce((sum, item) => sum + item.carbsG, 0);
     suggestions.push({
       kind: 'fuel_advice',
       dedupeKey: `fuel:${workout.id}:${workout.date}`,
       plannedWorkoutId: workout.id,
       title: `Fuel “${workout.title}”: ${String(grams)} g of carbohydrate`,
-      body:
-        `Predicted glycogen for “${workout.title}” on ${workout.date}: ${String(plan.start.percent)} % at the start ` +
-        `and ${String(plan.minimum.percent)} % at the lowest point, the ${plan.limitingStore ?? 'stores'} limiting. ` +
-        `The liver below ${String(LIVER_RISK_G)} g during the workout (blood glucose runs short), or muscle at its floor or ` +
-        `below ${String(AT_RISK_MUSCLE_START_PERCENT)} % at the start, is at risk. ` +
-        `Accepting logs the advice as food: ${plan.advice.map((item) => `${String(item.carbsG)} g ${item.absorptionType} at ${item.at.slice(11, 16)}`).join(', ')}.`,
+      body: [fuelReason(workout, plan), ...plan.plan.map((line) => line.text)].join('\n'),
       evidence: {
         rule: 'fuel_at_risk',
         date: workout.date,
-        status: 'at_risk',
+        status,
         limitingStore: plan.limitingStore,
         startPercent: plan.start.percent,
         minPercent: plan.minimum.percent,
@@ -370,6 +376,18 @@ export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
     });
   }
   return suggestions;
+}
+
+/** The first line of a fuel suggestion: the status, the store that decides it, and the predicted levels. */
+function fuelReason(workout: PlannedWorkoutInput, plan: PlannedWorkoutFuel): string {
+  const levels = `predicted glycogen ${String(plan.start.percent)} % at the start and ${String(plan.minimum.percent)} % at the lowest point`;
+  const why =
+    plan.status === 'top_up'
+      ? `needs a top-up: muscle glycogen starts below ${String(READY_MUSCLE_START_PERCENT)} %`
+      : plan.limitingStore === 'liver'
+        ? `is at risk, the liver limiting: it falls below ${String(LIVER_RISK_G)} g during the workout (blood glucose runs short)`
+        : `is at risk, the muscle limiting: muscle glycogen reaches its floor or starts below ${String(AT_RISK_MUSCLE_START_PERCENT)} %`;
+  return `“${workout.title}” on ${workout.date} ${why}; ${levels}.`;
 }
 
 /** Rule 3: CTL ramp over the limit. */
