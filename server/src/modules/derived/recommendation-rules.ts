@@ -253,7 +253,7 @@ export function fuelAdviceSuggestions(inputs: RuleInputs): Suggestion[] {
         `and ${String(plan.minimum.percent)} % at the lowest point, the ${plan.limitingStore ?? 'stores'} limiting. ` +
         `The liver below ${String(LIVER_RISK_G)} g during the workout (blood glucose runs short), or muscle at its floor or ` +
         `below ${String(AT_RISK_MUSCLE_START_PERCENT)} % at the start, is at risk. ` +
-        `Accepting logs the advice as food: ${plan.advice.map((item) => `${String(item.carbsG)} g ${item.absorptionType} at ${item.at.slice(11, 16)}`).join(', ')}.`,
+        `Accepting plans the advice as food (planned, not eaten): ${plan.advice.map((item) => `${String(item.carbsG)} g ${item.absorptionType} at ${item.at.slice(11, 16)}`).join(', ')}.`,
       evidence: {
         rule: 'fuel_at_risk',
         date: workout.date,
