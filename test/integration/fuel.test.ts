@@ -9,7 +9,7 @@
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
-import { addDays, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
+import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { waitForRecompute } from '../support/recompute.ts';
@@ -60,7 +60,7 @@ describe('fuel timeline', () => {
     expect(spring.points).toHaveLength(96 + 92 + 96);
     expect(spring.capacity).toEqual({ liverG: 100, muscleG: 420 });
     expect(spring.meals).toEqual([
-      { at: '2026-03-28T14:00:00+01:00', name: 'Rice', carbsG: 80, absorptionType: 'FAST' },
+      { at: '2026-03-28T14:00:00+01:00', name: 'Rice', carbsG: 80, absorptionType: 'FAST', source: 'logged' },
     ]);
     const before = spring.points.find((point) => point.at === '2026-03-28T14:00:00+01:00');
     const after = spring.points.find((point) => point.at === '2026-03-28T15:30:00+01:00');
@@ -198,6 +198,36 @@ describe('planned workout fuel', () => {
     expect(created.status).toBe(201);
     await settled();
 
+    // No usual intake (one logged day, months ago) and nothing logged or planned before the ride: no status from a
+    // missing log, and only the in-ride part of the advice.
+    const unlogged = await call<PlannedWorkoutFuel>(
+      server.url,
+      'GET',
+      `/api/planned-workouts/${created.body.id}/fuel`,
+      { token },
+    );
+    expect(unlogged.status).toBe(200);
+    expect(unlogged.body).toMatchObject({ status: 'not_logged', limitingStore: null });
+    for (const item of unlogged.body.advice) expect(item.phase).toBe('during');
+    const unloggedDay = await timeline(tomorrow, tomorrow);
+    expect(unloggedDay.workouts).toMatchObject([
+      { id: created.body.id, fuelStatus: 'not_logged', limitingStore: null },
+    ]);
+
+    // A small breakfast planned for the day: the stores are judged again.
+    const breakfast = {
+      name: 'Toast',
+      carbs: 30,
+      meal: 'BREAKFAST',
+      logged_at: formatInZone(zonedTimeMs(tomorrow, '07:00', ZONE), ZONE),
+      absorptionType: 'FAST',
+      planned: true,
+    };
+    expect(
+      (await call(server.url, 'POST', '/api/nutrition', { token, body: { date: tomorrow, items: [breakfast] } }))
+        .status,
+    ).toBe(201);
+    await settled();
     const first = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${created.body.id}/fuel`, {
       token,
     });
@@ -209,8 +239,13 @@ describe('planned workout fuel', () => {
     expect(first.body.minimum.percent).toBeLessThanOrEqual(first.body.end.percent);
     expect(first.body.start.liverG + first.body.start.muscleG).toBeCloseTo(first.body.start.totalG, 1);
 
-    // Log exactly the advised items, each on its own local date.
-    const byDate = new Map<string, { name: string; carbs: number; logged_at: string; absorptionType: string }[]>();
+    // The timeline judges the workout as the endpoint does.
+    expect((await timeline(tomorrow, tomorrow)).workouts).toMatchObject([
+      { id: created.body.id, fuelStatus: first.body.status, limitingStore: first.body.limitingStore },
+    ]);
+
+    // Log exactly the advised items, each on its own local date (the breakfast stays: the app sends its whole day).
+    const byDate = new Map<string, Record<string, unknown>[]>([[tomorrow, [breakfast]]]);
     for (const item of first.body.advice) {
       const date = item.at.slice(0, 10);
       byDate.set(date, [
@@ -224,7 +259,9 @@ describe('planned workout fuel', () => {
       ]);
     }
     for (const [date, items] of byDate) {
-      expect((await call(server.url, 'POST', '/api/nutrition', { token, body: { date, items } })).status).toBe(201);
+      expect([200, 201]).toContain(
+        (await call(server.url, 'POST', '/api/nutrition', { token, body: { date, items } })).status,
+      );
     }
     await settled();
 
@@ -237,7 +274,9 @@ describe('planned workout fuel', () => {
     expect(again.body.start.muscleG).toBeGreaterThanOrEqual(0.7 * 420);
 
     const day = await timeline(tomorrow, tomorrow);
-    expect(day.workouts).toMatchObject([{ kind: 'planned', id: created.body.id, title: 'Long ride' }]);
+    expect(day.workouts).toMatchObject([
+      { kind: 'planned', id: created.body.id, title: 'Long ride', fuelStatus: 'ready', limitingStore: null },
+    ]);
   });
 
   it('is not found for another user', async () => {
