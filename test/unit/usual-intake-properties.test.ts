@@ -32,11 +32,37 @@ const itemArb = (dates: fc.Arbitrary<string>): fc.Arbitrary<DayItem> =>
     meal: fc.constantFrom(null, 'BREAKFAST', 'LUNCH', 'DINNER', 'SNACK', 'OTHER'),
     planned: fc.boolean(),
   });
-/** Items over the 14-day window, a day before it and today. */
-const historyArb = fc.array(itemArb(fc.integer({ min: -15, max: 0 }).map((offset) => addDays(TODAY, offset))), {
-  minLength: 0,
-  maxLength: 60,
-});
+/** Eaten meals tagged with their slot, on random days of the window. */
+const mealDaysArb = fc
+  .array(
+    fc.record({
+      offset: fc.integer({ min: -14, max: -1 }),
+      slots: fc.subarray([...MEAL_SLOTS]),
+      minutes: fc.integer({ min: 0, max: 1439 }),
+      carbsG: fc.integer({ min: 1, max: 200 }),
+      absorptionType: fc.constantFrom('FAST' as const, 'BALANCED' as const, 'DENSE' as const, 'HYPER_LOAD' as const),
+    }),
+    { maxLength: 14 },
+  )
+  .map((days) =>
+    days.flatMap((day) =>
+      day.slots.map((meal, index): DayItem => ({
+        date: addDays(TODAY, day.offset),
+        minutes: (day.minutes + index * 97) % 1440,
+        carbsG: day.carbsG + index,
+        absorptionType: day.absorptionType,
+        meal,
+        planned: false,
+      })),
+    ),
+  );
+/** Meals over the 14-day window, and any items over it, a day before it and today. */
+const historyArb = fc
+  .tuple(
+    mealDaysArb,
+    fc.array(itemArb(fc.integer({ min: -15, max: 0 }).map((offset) => addDays(TODAY, offset))), { maxLength: 20 }),
+  )
+  .map(([meals, noise]) => [...meals, ...noise]);
 const tomorrowArb = fc.array(itemArb(fc.constant(TOMORROW)), { maxLength: 6 });
 
 /** A permutation of `items` by a random key per item. */
