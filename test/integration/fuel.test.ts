@@ -434,6 +434,47 @@ describe('planned workout fuel', () => {
     ]);
   });
 
+  it('is not_logged for a new athlete with no food at all, never at_risk, and suggests no fuel advice', async () => {
+    const newcomer = await makeUser(server.db, { timeZone: ZONE });
+    const newcomerToken = (
+      await mintToken(server.db, newcomer, {
+        scopes: ['nutrition:read', 'planning:read', 'planning:write', 'recommendations:read'],
+      })
+    ).token;
+    const tomorrow = addDays(localDateOf(new Date(), ZONE), 1);
+    const created = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+      token: newcomerToken,
+      body: {
+        date: tomorrow,
+        timeOfDay: '09:00',
+        sport: 'ride',
+        title: 'First ride',
+        durationSecs: 3 * 3600,
+        trainingStress: 200,
+      },
+    });
+    expect(created.status).toBe(201);
+    await waitForRecompute(server.db, newcomer.id);
+
+    const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${created.body.id}/fuel`, {
+      token: newcomerToken,
+    });
+    expect(fuel.status).toBe(200);
+    expect(fuel.body).toMatchObject({ status: 'not_logged', limitingStore: null });
+    expect(fuel.body.advice.filter((item) => item.phase !== 'during')).toEqual([]);
+    expect(fuel.body.assumptions.some((line) => line.includes('log or plan meals for a fuel status'))).toBe(true);
+    const day = await call<FuelTimeline>(server.url, 'GET', `/api/fuel/timeline?from=${tomorrow}&to=${tomorrow}`, {
+      token: newcomerToken,
+    });
+    expect(day.body.meals).toEqual([]);
+    expect(day.body.workouts).toMatchObject([{ id: created.body.id, fuelStatus: 'not_logged', limitingStore: null }]);
+    const open = await call<{ items: { kind: string }[] }>(server.url, 'GET', '/api/recommendations', {
+      token: newcomerToken,
+    });
+    expect(open.status).toBe(200);
+    expect(open.body.items.filter((item) => item.kind === 'fuel_advice')).toEqual([]);
+  });
+
   it('is not found for another user', async () => {
     const other = await makeUser(server.db);
     const otherToken = (await mintToken(server.db, other, { scopes: ['planning:write', 'planning:read'] })).token;
