@@ -49,6 +49,12 @@ export const NutritionItemInputSchema = z
     absorptionType: AbsorptionTypeSchema.default('BALANCED').describe(
       'How fast the carbohydrate is absorbed. Default `BALANCED`.',
     ),
+    planned: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Not eaten yet: a planned item (e.g. an accepted fuel recommendation). The fuel forecast counts it at `logged_at`; the totals do not. Send it again with `false` once eaten. Default `false`.',
+      ),
   })
   .meta({ title: 'NutritionItemInput' });
 export type NutritionItemInput = z.infer<typeof NutritionItemInputSchema>;
@@ -81,6 +87,7 @@ export const NutritionItemSchema = z
     meal: MealSchema.nullable(),
     logged_at: TimestampWithOffsetSchema,
     absorptionType: AbsorptionTypeSchema,
+    planned: z.boolean().describe('Not eaten yet (planned); left out of the totals.'),
     source: z.string().describe('Client id of the app that logged the item.'),
   })
   .meta({ title: 'NutritionItem' });
@@ -94,7 +101,9 @@ export const NutritionTotalsSchema = z
     fat: z.number(),
     waterMl: z.number(),
   })
-  .describe('Sums over the items (grams, kcal, ml); quantities are already applied by the sender.')
+  .describe(
+    'Sums over the eaten items (grams, kcal, ml; planned items are left out); quantities are already applied by the sender.',
+  )
   .meta({ title: 'NutritionTotals' });
 
 export const NutritionSourceSchema = z.object({

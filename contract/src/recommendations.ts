@@ -137,12 +137,14 @@ export const LogNutritionActionSchema = z
           reason: z.string(),
         }),
       )
-      .describe("The fuel advice: accepting logs these as the calling app's nutrition items."),
+      .describe(
+        "The fuel advice: accepting plans these as the calling app's nutrition items (`planned: true`), never as eaten.",
+      ),
   })
   .meta({
     title: 'LogNutritionAction',
     description:
-      "Accepting adds the items to the calling app's nutrition log of each item's date (the app's items logged there before stay).",
+      "Accepting adds the items to the calling app's nutrition log of each item's date as planned items (`planned: true`, meal `OTHER`): the fuel forecast counts them, the day's totals do not until the app marks them eaten. The app's items logged there before stay.",
   });
 
 export const ScaleWeekActionSchema = z

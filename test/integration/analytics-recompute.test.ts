@@ -102,7 +102,15 @@ describe('change records and runs (an API process: no drainer, runs are called h
     const actor: Actor = { userId: user.id, timeZone: 'UTC', source: 'test-app', scopes: [] };
     const nutrition = {
       date: '2026-10-04',
-      items: [{ name: 'Rice', carbs: 80, logged_at: '2026-10-04T12:00:00Z', absorptionType: 'BALANCED' as const }],
+      items: [
+        {
+          name: 'Rice',
+          carbs: 80,
+          logged_at: '2026-10-04T12:00:00Z',
+          absorptionType: 'BALANCED' as const,
+          planned: false,
+        },
+      ],
     };
     const rolledBack = new Error('the caller gives up');
     const written = api.db.transaction().execute(async (trx) => {

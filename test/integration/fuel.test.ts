@@ -5,12 +5,15 @@
  * incomplete instead of drawing an empty body; a capacity change shows at
  * once; and a planned workout's status names the store that limits it, and
  * its advice (items with their phase, and a short plan), eaten as advised,
- * makes it `ready` (docs/science.md §3).
+ * makes it `ready`; the usual intake fills the future days where nothing is
+ * logged or planned, planned items replace it slot by slot, and without a
+ * usual intake or anything logged before a planned workout its status is
+ * `not_logged` (docs/science.md §3).
  */
 import type { FuelTimeline, PlannedWorkout, PlannedWorkoutFuel } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
-import { addDays, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
+import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { waitForRecompute } from '../support/recompute.ts';
@@ -182,6 +185,158 @@ describe('recorded workouts in the chain', () => {
   });
 });
 
+describe('usual intake', () => {
+  let eater: User;
+  let eaterToken: string;
+  let ride: PlannedWorkout;
+  const today = () => localDateOf(new Date(), ZONE);
+  const tomorrow = () => addDays(today(), 1);
+  const atLocal = (date: string, time: string) => formatInZone(zonedTimeMs(date, time, ZONE), ZONE);
+
+  async function eaterTimeline(from: string, to: string): Promise<FuelTimeline> {
+    const res = await call<FuelTimeline>(server.url, 'GET', `/api/fuel/timeline?from=${from}&to=${to}`, {
+      token: eaterToken,
+    });
+    expect(res.status).toBe(200);
+    return res.body;
+  }
+
+  beforeAll(async () => {
+    eater = await makeUser(server.db, { timeZone: ZONE });
+    eaterToken = (
+      await mintToken(server.db, eater, {
+        scopes: ['nutrition:read', 'nutrition:write', 'planning:read', 'planning:write', 'profile:write'],
+      })
+    ).token;
+    expect(
+      (await call(server.url, 'PATCH', '/api/profile', { token: eaterToken, body: { weight: 70, ftp: 250 } })).status,
+    ).toBe(200);
+    // Three logged days: breakfast 07:00/07:30/08:00, lunch 12:00/12:30/13:00, dinner 18:30/19:00/19:30; medians
+    // 07:30 70 g BALANCED, 12:30 95 g BALANCED, 19:00 120 g DENSE.
+    const days: [number, string, number, string, number, string, number][] = [
+      [-3, '07:00', 60, '12:00', 90, '18:30', 120],
+      [-2, '07:30', 80, '12:30', 100, '19:00', 110],
+      [-1, '08:00', 70, '13:00', 95, '19:30', 130],
+    ];
+    for (const [offset, breakfastAt, breakfastG, lunchAt, lunchG, dinnerAt, dinnerG] of days) {
+      const date = addDays(today(), offset);
+      const items = [
+        { name: 'Oats', carbs: breakfastG, meal: 'BREAKFAST', logged_at: atLocal(date, breakfastAt) },
+        { name: 'Sandwich', carbs: lunchG, meal: 'LUNCH', logged_at: atLocal(date, lunchAt) },
+        { name: 'Pasta', carbs: dinnerG, meal: 'DINNER', logged_at: atLocal(date, dinnerAt), absorptionType: 'DENSE' },
+      ];
+      expect(
+        (await call(server.url, 'POST', '/api/nutrition', { token: eaterToken, body: { date, items } })).status,
+      ).toBe(201);
+    }
+    // Tomorrow: lunch planned (it replaces the usual lunch) and a ride in the afternoon.
+    const lunch = {
+      name: 'Rice',
+      carbs: 50,
+      meal: 'LUNCH',
+      logged_at: atLocal(tomorrow(), '12:00'),
+      absorptionType: 'FAST',
+      planned: true,
+    };
+    expect(
+      (
+        await call(server.url, 'POST', '/api/nutrition', {
+          token: eaterToken,
+          body: { date: tomorrow(), items: [lunch] },
+        })
+      ).status,
+    ).toBe(201);
+    const created = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+      token: eaterToken,
+      body: {
+        date: tomorrow(),
+        timeOfDay: '15:00',
+        sport: 'ride',
+        title: 'Tempo',
+        durationSecs: 5400,
+        trainingStress: 100,
+      },
+    });
+    expect(created.status).toBe(201);
+    ride = created.body;
+    await waitForRecompute(server.db, eater.id);
+  });
+
+  it('assumes the usual meals where nothing is logged or planned, the planned lunch replacing the usual one', async () => {
+    const day = await eaterTimeline(tomorrow(), tomorrow());
+    expect(day.meals).toEqual([
+      {
+        at: atLocal(tomorrow(), '07:30'),
+        name: 'Usual breakfast',
+        carbsG: 70,
+        absorptionType: 'BALANCED',
+        source: 'assumed',
+      },
+      { at: atLocal(tomorrow(), '12:00'), name: 'Rice', carbsG: 50, absorptionType: 'FAST', source: 'planned' },
+      {
+        at: atLocal(tomorrow(), '19:00'),
+        name: 'Usual dinner',
+        carbsG: 120,
+        absorptionType: 'DENSE',
+        source: 'assumed',
+      },
+    ]);
+    // The assumed breakfast is eaten by the model: the stores and gut rise over its three hours (without it the
+    // liver alone would give 12 × 1.125 g at rest).
+    const point = (clock: string) => day.points.find((candidate) => candidate.at.slice(11, 16) === clock);
+    const stock = (clock: string) => (point(clock)?.totalG ?? 0) + (point(clock)?.gutG ?? 0);
+    expect(stock('10:30') - stock('07:30')).toBeGreaterThan(30);
+    expect(day.assumptions.some((line) => line.startsWith(`${tomorrow()}: usual meals assumed`))).toBe(true);
+
+    // The day after: all three usual meals.
+    const after = await eaterTimeline(addDays(tomorrow(), 1), addDays(tomorrow(), 1));
+    expect(after.meals.map((meal) => [meal.at.slice(11, 16), meal.carbsG, meal.source])).toEqual([
+      ['07:30', 70, 'assumed'],
+      ['12:30', 95, 'assumed'],
+      ['19:00', 120, 'assumed'],
+    ]);
+    // Today: only after now (as of the last recompute, a moment ago).
+    const now = Date.now();
+    for (const meal of (await eaterTimeline(today(), today())).meals.filter(
+      (candidate) => candidate.source === 'assumed',
+    )) {
+      expect(Date.parse(meal.at)).toBeGreaterThan(now - 60_000);
+    }
+  });
+
+  it('judges the planned ride with the assumed meals, the timeline as the endpoint', async () => {
+    const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${ride.id}/fuel`, {
+      token: eaterToken,
+    });
+    expect(fuel.status).toBe(200);
+    expect(fuel.body.status).not.toBe('not_logged');
+    const day = await eaterTimeline(tomorrow(), tomorrow());
+    expect(day.workouts).toMatchObject([
+      { kind: 'planned', id: ride.id, fuelStatus: fuel.body.status, limitingStore: fuel.body.limitingStore },
+    ]);
+  });
+
+  it('shows a lighter rider (70 → 64 kg) within 100 % at once, before any recompute', async () => {
+    const from = addDays(today(), -1);
+    const before = await eaterTimeline(from, tomorrow());
+    expect(Math.max(...before.points.map((point) => point.muscleG))).toBeGreaterThan(6 * 64);
+    await server.db.updateTable('users').set({ weightKg: 64 }).where('id', '=', eater.id).execute();
+    const after = await eaterTimeline(from, tomorrow());
+    expect(after.capacity).toEqual({ liverG: 100, muscleG: 384 });
+    for (const point of after.points) {
+      expect(point.muscleG).toBeLessThanOrEqual(384);
+      expect(point.percent).toBeLessThanOrEqual(100);
+    }
+    const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${ride.id}/fuel`, {
+      token: eaterToken,
+    });
+    for (const level of [fuel.body.start, fuel.body.minimum, fuel.body.end]) {
+      expect(level.percent).toBeLessThanOrEqual(100);
+      expect(level.muscleG).toBeLessThanOrEqual(384);
+    }
+  });
+});
+
 describe('planned workout fuel', () => {
   it('advises what to eat, and eating exactly that makes the workout ready', async () => {
     const tomorrow = addDays(localDateOf(new Date(), ZONE), 1);
@@ -199,6 +354,36 @@ describe('planned workout fuel', () => {
     expect(created.status).toBe(201);
     await settled();
 
+    // No usual intake (one logged day, months ago) and nothing logged or planned before the ride: no status from a
+    // missing log, and only the in-ride part of the advice.
+    const unlogged = await call<PlannedWorkoutFuel>(
+      server.url,
+      'GET',
+      `/api/planned-workouts/${created.body.id}/fuel`,
+      { token },
+    );
+    expect(unlogged.status).toBe(200);
+    expect(unlogged.body).toMatchObject({ status: 'not_logged', limitingStore: null });
+    for (const item of unlogged.body.advice) expect(item.phase).toBe('during');
+    const unloggedDay = await timeline(tomorrow, tomorrow);
+    expect(unloggedDay.workouts).toMatchObject([
+      { id: created.body.id, fuelStatus: 'not_logged', limitingStore: null },
+    ]);
+
+    // A small breakfast planned for the day: the stores are judged again.
+    const breakfast = {
+      name: 'Toast',
+      carbs: 30,
+      meal: 'BREAKFAST',
+      logged_at: formatInZone(zonedTimeMs(tomorrow, '07:00', ZONE), ZONE),
+      absorptionType: 'FAST',
+      planned: true,
+    };
+    expect(
+      (await call(server.url, 'POST', '/api/nutrition', { token, body: { date: tomorrow, items: [breakfast] } }))
+        .status,
+    ).toBe(201);
+    await settled();
     const first = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${created.body.id}/fuel`, {
       token,
     });
@@ -230,8 +415,13 @@ describe('planned workout fuel', () => {
     expect(first.body.plan[1]?.text).toMatch(/^During: 90 g\/h from 10:20, 30 g every 20 min .*glucose \+ fructose/);
     expect(first.body.start.liverG + first.body.start.muscleG).toBeCloseTo(first.body.start.totalG, 1);
 
-    // Log exactly the advised items, each on its own local date.
-    const byDate = new Map<string, { name: string; carbs: number; logged_at: string; absorptionType: string }[]>();
+    // The timeline judges the workout as the endpoint does.
+    expect((await timeline(tomorrow, tomorrow)).workouts).toMatchObject([
+      { id: created.body.id, fuelStatus: first.body.status, limitingStore: first.body.limitingStore },
+    ]);
+
+    // Log exactly the advised items, each on its own local date (the breakfast stays: the app sends its whole day).
+    const byDate = new Map<string, Record<string, unknown>[]>([[tomorrow, [breakfast]]]);
     for (const item of first.body.advice) {
       const date = item.at.slice(0, 10);
       byDate.set(date, [
@@ -245,7 +435,9 @@ describe('planned workout fuel', () => {
       ]);
     }
     for (const [date, items] of byDate) {
-      expect((await call(server.url, 'POST', '/api/nutrition', { token, body: { date, items } })).status).toBe(201);
+      expect([200, 201]).toContain(
+        (await call(server.url, 'POST', '/api/nutrition', { token, body: { date, items } })).status,
+      );
     }
     await settled();
 
@@ -261,7 +453,50 @@ describe('planned workout fuel', () => {
     expect(again.body.plan[1]?.text).toMatch(/^During: 90 g\/h; the \d+ g logged in the workout count and cover it\.$/);
 
     const day = await timeline(tomorrow, tomorrow);
-    expect(day.workouts).toMatchObject([{ kind: 'planned', id: created.body.id, title: 'Long ride' }]);
+    expect(day.workouts).toMatchObject([
+      { kind: 'planned', id: created.body.id, title: 'Long ride', fuelStatus: 'ready', limitingStore: null },
+    ]);
+  });
+
+  it('is not_logged for a new athlete with no food at all, never at_risk, and suggests no fuel advice', async () => {
+    const newcomer = await makeUser(server.db, { timeZone: ZONE });
+    const newcomerToken = (
+      await mintToken(server.db, newcomer, {
+        scopes: ['nutrition:read', 'planning:read', 'planning:write', 'recommendations:read'],
+      })
+    ).token;
+    const tomorrow = addDays(localDateOf(new Date(), ZONE), 1);
+    const created = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+      token: newcomerToken,
+      body: {
+        date: tomorrow,
+        timeOfDay: '09:00',
+        sport: 'ride',
+        title: 'First ride',
+        durationSecs: 3 * 3600,
+        trainingStress: 200,
+      },
+    });
+    expect(created.status).toBe(201);
+    await waitForRecompute(server.db, newcomer.id);
+
+    const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${created.body.id}/fuel`, {
+      token: newcomerToken,
+    });
+    expect(fuel.status).toBe(200);
+    expect(fuel.body).toMatchObject({ status: 'not_logged', limitingStore: null });
+    expect(fuel.body.advice.filter((item) => item.phase !== 'during')).toEqual([]);
+    expect(fuel.body.assumptions.some((line) => line.includes('log or plan meals for a fuel status'))).toBe(true);
+    const day = await call<FuelTimeline>(server.url, 'GET', `/api/fuel/timeline?from=${tomorrow}&to=${tomorrow}`, {
+      token: newcomerToken,
+    });
+    expect(day.body.meals).toEqual([]);
+    expect(day.body.workouts).toMatchObject([{ id: created.body.id, fuelStatus: 'not_logged', limitingStore: null }]);
+    const open = await call<{ items: { kind: string }[] }>(server.url, 'GET', '/api/recommendations', {
+      token: newcomerToken,
+    });
+    expect(open.status).toBe(200);
+    expect(open.body.items.filter((item) => item.kind === 'fuel_advice')).toEqual([]);
   });
 
   it('is not found for another user', async () => {

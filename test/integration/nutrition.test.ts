@@ -185,6 +185,54 @@ describe('POST /api/nutrition', () => {
   });
 });
 
+describe('planned items', () => {
+  it('are stored and listed as planned, left out of the totals, and counted once sent again as eaten', async () => {
+    const dinner = {
+      name: 'Rice and chicken',
+      carbs: 110,
+      protein: 40,
+      calories: 700,
+      meal: 'DINNER' as const,
+      logged_at: '2026-11-22T19:00:00+01:00',
+      planned: true,
+    };
+    const planned = await sdk().nutrition.upsertNutrition({ body: { date: '2026-11-22', items: [oats, dinner] } });
+    expect(planned.status).toBe(201);
+    if (planned.status !== 201) throw new Error('unreachable');
+    expect(planned.body.items.map((item) => [item.name, item.planned])).toEqual([
+      ['Porridge', false],
+      ['Rice and chicken', true],
+    ]);
+    // Only the porridge was eaten.
+    expect(planned.body.totals).toEqual({ calories: 360, carbs: 60, protein: 12, fat: 8, waterMl: 250 });
+    const listed = await call<{ items: NutritionDay[] }>(
+      server.url,
+      'GET',
+      '/api/nutrition?from=2026-11-22&to=2026-11-22',
+      { token },
+    );
+    expect(listed.body.items[0]?.items.find((item) => item.name === 'Rice and chicken')?.planned).toBe(true);
+    expect(listed.body.items[0]?.totals.carbs).toBe(60);
+
+    // The app confirms the dinner: sent again with planned false (or without the flag), it counts.
+    const eaten = await call<NutritionLog>(server.url, 'POST', '/api/nutrition', {
+      token,
+      body: { date: '2026-11-22', items: [oats, { ...dinner, planned: false }] },
+    });
+    expect(eaten.status).toBe(200);
+    expect(eaten.body.items.every((item) => !item.planned)).toBe(true);
+    expect(eaten.body.totals).toEqual({ calories: 1060, carbs: 170, protein: 52, fat: 8, waterMl: 250 });
+  });
+
+  it('refuses a planned flag that is not a boolean', async () => {
+    const res = await call(server.url, 'POST', '/api/nutrition', {
+      token,
+      body: { date: '2026-11-22', items: [{ ...gel, planned: 'yes' }] },
+    });
+    expect(res.status).toBe(400);
+  });
+});
+
 describe('GET /api/nutrition', () => {
   it('pages merged days oldest first', async () => {
     for (const date of ['2026-10-01', '2026-10-02', '2026-10-03']) {

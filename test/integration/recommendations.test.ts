@@ -222,20 +222,21 @@ describe('a planned workout at risk on fuel', () => {
   let workout: PlannedWorkout;
   let recommendation: Recommendation;
   const tomorrow = () => addDays(today(), 1);
-  const dinner = () => ({
-    name: 'Pasta',
-    carbs: 90,
-    logged_at: `${tomorrow()}T20:00:00+01:00`,
-    absorptionType: 'BALANCED',
+  // Something logged before the ride that day: without it (and without a usual intake) the ride is `not_logged`.
+  const breakfast = () => ({
+    name: 'Toast',
+    carbs: 20,
+    logged_at: `${tomorrow()}T07:00:00+01:00`,
+    absorptionType: 'FAST',
   });
 
   beforeAll(async () => {
     owner = await athlete();
     await setProfile(owner);
-    // The app's own item of that day, after the workout: accepting must keep it.
+    // The app's own item of that day: accepting must keep it.
     const logged = await call(server.url, 'POST', '/api/nutrition', {
       token: owner.token,
-      body: { date: tomorrow(), items: [dinner()] },
+      body: { date: tomorrow(), items: [breakfast()] },
     });
     expect(logged.status).toBe(201);
     workout = await plan(owner.token, {
@@ -281,7 +282,7 @@ describe('a planned workout at risk on fuel', () => {
     expect(fuel.body.advice.length).toBeGreaterThan(0);
   });
 
-  it("accepting logs the advice next to the app's own items, and the workout becomes ready", async () => {
+  it("accepting plans the advice next to the app's own items, never as eaten, and the workout becomes ready", async () => {
     const accepted = await decide(owner.token, recommendation.id, 'accept');
     expect(accepted.status).toBe(200);
     expect(accepted.body.status).toBe('accepted');
@@ -294,17 +295,19 @@ describe('a planned workout at risk on fuel', () => {
       { token: owner.token },
     );
     const items = res.body.items[0]?.items ?? [];
-    expect(items.map((item) => item.name)).toContain('Pasta');
-    const logged = items.filter((item) => item.name !== 'Pasta');
+    expect(items.map((item) => item.name)).toContain('Toast');
+    const logged = items.filter((item) => item.name !== 'Toast');
     const entry = (at: string, carbs: number | null, type: string) =>
       `${String(Date.parse(at))} ${String(carbs)} ${type}`;
     expect(logged.map((item) => entry(item.logged_at, item.carbs, item.absorptionType)).sort()).toEqual(
       advice.map((item) => entry(item.at, item.carbsG, item.absorptionType)).sort(),
     );
-    // Logged as the calling app's own snacks, in the same log as its pasta.
-    const pasta = items.find((item) => item.name === 'Pasta');
-    expect(logged.every((item) => item.meal === 'SNACK' && item.source === pasta?.source)).toBe(true);
-    expect(res.body.items[0]?.totals.carbs).toBe(90 + advice.reduce((sum, item) => sum + item.carbsG, 0));
+    // Planned (not eaten) as the calling app's own items, tagged OTHER, in the same log as its toast.
+    const toast = items.find((item) => item.name === 'Toast');
+    expect(toast?.planned).toBe(false);
+    expect(logged.every((item) => item.planned && item.meal === 'OTHER' && item.source === toast?.source)).toBe(true);
+    // The totals say what was eaten: the toast, not the plan.
+    expect(res.body.items[0]?.totals.carbs).toBe(20);
 
     await settled(owner.user);
     const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${workout.id}/fuel`, {

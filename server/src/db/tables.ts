@@ -202,7 +202,7 @@ export interface NutritionLogsTable {
 }
 
 /** An item's fields as the contract shows them; `logged_at` is stored as an instant and its offset, `source` on the log. */
-export interface NutritionItemsTable extends Omit<NutritionItem, 'logged_at' | 'source'> {
+export interface NutritionItemsTable extends Omit<NutritionItem, 'logged_at' | 'source' | 'planned'> {
   id: Generated<string>;
   logId: string;
   userId: string;
@@ -210,6 +210,8 @@ export interface NutritionItemsTable extends Omit<NutritionItem, 'logged_at' | '
   loggedAt: Timestamp;
   /** The offset the sender wrote `logged_at` in, minutes east of UTC. */
   loggedAtOffsetMinutes: number;
+  /** Not eaten yet (docs/science.md §3): counted by the fuel model, not by the totals. */
+  planned: Generated<boolean>;
 }
 
 /** One fixed-window counter per key (e.g. DCR registrations per IP), shared by every process. */
@@ -523,6 +525,10 @@ export interface FuelDaysTable {
   assumptions: Json<string[]>;
   /** A recorded workout on the day that the logged food cannot fuel (docs/science.md §3). */
   incompleteLog: Generated<boolean>;
+  /** The assumed meals (the usual intake) the day was drawn with: `[atMs, carbsG, absorptionType]` each. */
+  assumedMeals: ColumnType<unknown[], string | undefined, string>;
+  /** Whether the athlete had a usual intake when the day was drawn (without one: `not_logged`). */
+  usualIntake: Generated<boolean>;
 }
 
 /** A suggestion of the rules (modules/recommendations); `dedupeKey` names the situation it is about. */

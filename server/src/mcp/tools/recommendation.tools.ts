@@ -28,7 +28,7 @@ export const recommendationTools = [
   defineTool({
     name: 'accept_recommendation',
     title: 'Accept a recommendation',
-    description: `Apply an open recommendation (id from list_recommendations) with the athlete's consent: \`easier_workout\` replaces the planned workout's steps, duration and stress; \`fuel_advice\` logs the advised items as this assistant's food log entries for their dates; \`lighter_week\` scales the listed planned workouts' stress, duration and steps to 80 %. Answers the recommendation, now \`accepted\`. A recommendation that is no longer open is refused.`,
+    description: `Apply an open recommendation (id from list_recommendations) with the athlete's consent: \`easier_workout\` replaces the planned workout's steps, duration and stress; \`fuel_advice\` plans the advised items as this assistant's nutrition items for their dates (\`planned: true\`: a plan, not food eaten); \`lighter_week\` scales the listed planned workouts' stress, duration and steps to 80 %. Answers the recommendation, now \`accepted\`. A recommendation that is no longer open is refused.`,
     phase: 'write',
     scopes: ['recommendations:write'],
     annotations: DESTRUCTIVE_WRITE,

@@ -44,7 +44,7 @@ export const writeTools = [
   defineTool({
     name: 'log_nutrition',
     title: 'Log food and drink',
-    description: `Record what the athlete ate or drank on one day: each item with the exact time (\`logged_at\`, ISO 8601 with the athlete's offset), carbs/protein/fat (g), calories (kcal) and for carbohydrate its absorption type (RAPID, FAST, BALANCED, DENSE, HYPER_LOAD). Replaces the items this assistant logged for that date (send them all; other apps' items stay), at most 200 a day.`,
+    description: `Record what the athlete ate or drank on one day: each item with the exact time (\`logged_at\`, ISO 8601 with the athlete's offset), carbs/protein/fat (g), calories (kcal) and for carbohydrate its absorption type (RAPID, FAST, BALANCED, DENSE, HYPER_LOAD); \`planned: true\` for food planned but not eaten yet (the fuel forecast counts it, the day's totals do not; send it again with \`planned: false\` once eaten). Replaces the items this assistant logged for that date (send them all; other apps' items stay), at most 200 a day.`,
     phase: 'write',
     scopes: ['nutrition:write'],
     feature: 'nutrition',

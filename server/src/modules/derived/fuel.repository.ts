@@ -1,28 +1,64 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { AbsorptionType } from './glycogen.constants.ts';
+import type { MealSlot } from './usual-intake.model.ts';
 
-/** A nutrition item with carbohydrate, as the model takes it. */
+/** A nutrition item as the model takes it, with its local date and clock time for the meal slots. */
 export interface FuelMealRow {
   readonly name: string;
+  /** 0 when the item has no carbohydrate. */
   readonly carbs: number;
   readonly absorptionType: AbsorptionType;
   readonly loggedAt: Date;
+  readonly meal: string | null;
+  readonly planned: boolean;
+  /** The athlete's local date of `logged_at`. */
+  readonly localDate: string;
+  /** Local clock time of `logged_at`, whole minutes after midnight. */
+  readonly localMinutes: number;
 }
 
-export async function listCarbItemsBetween(
+/** Local date and clock minutes of `logged_at` in the athlete's zone, computed by the database. */
+function localTimeColumns(timeZone: string) {
+  return [
+    sql<string>`(logged_at at time zone ${timeZone})::date::text`.as('localDate'),
+    sql<number>`(extract(hour from logged_at at time zone ${timeZone}) * 60 + extract(minute from logged_at at time zone ${timeZone}))::int`.as(
+      'localMinutes',
+    ),
+  ] as const;
+}
+
+/** Every nutrition item eaten or planned in a time window (with carbohydrate or not: any item fills its meal slot). */
+export async function listFoodItemsBetween(
   db: DbOrTrx,
   userId: string,
-  fromMs: number,
-  toMs: number,
+  window: { readonly fromMs: number; readonly toMs: number; readonly timeZone: string },
+): Promise<FuelMealRow[]> {
+  const rows = await db
+    .selectFrom('nutritionItems')
+    .select(['name', 'carbs', 'absorptionType', 'loggedAt', 'meal', 'planned', ...localTimeColumns(window.timeZone)])
+    .where('userId', '=', userId)
+    .where('loggedAt', '>=', new Date(window.fromMs))
+    .where('loggedAt', '<', new Date(window.toMs))
+    .orderBy('loggedAt')
+    .execute();
+  return rows.map((row) => ({ ...row, carbs: row.carbs ?? 0 }));
+}
+
+/** The eaten (not planned) items with carbohydrate in a time window: what the usual intake is taken from. */
+export async function listEatenCarbItemsBetween(
+  db: DbOrTrx,
+  userId: string,
+  window: { readonly fromMs: number; readonly toMs: number; readonly timeZone: string },
 ): Promise<FuelMealRow[]> {
   return db
     .selectFrom('nutritionItems')
-    .select(['name', 'carbs as carbs', 'absorptionType', 'loggedAt'])
+    .select(['name', 'carbs', 'absorptionType', 'loggedAt', 'meal', 'planned', ...localTimeColumns(window.timeZone)])
     .where('userId', '=', userId)
+    .where('planned', '=', false)
     .where('carbs', '>', 0)
-    .where('loggedAt', '>=', new Date(fromMs))
-    .where('loggedAt', '<', new Date(toMs))
+    .where('loggedAt', '>=', new Date(window.fromMs))
+    .where('loggedAt', '<', new Date(window.toMs))
     .orderBy('loggedAt')
     .execute() as Promise<FuelMealRow[]>;
 }
@@ -126,12 +162,16 @@ export interface StoredFuelDay {
   readonly assumptions: string[];
   /** A recorded workout on the day is more than the logged food can fuel. */
   readonly incompleteLog: boolean;
+  /** The assumed meals (usual intake) the day was drawn with: `[atMs, carbsG, absorptionType, slot]` each. */
+  readonly assumedMeals: [number, number, AbsorptionType, MealSlot][];
+  /** Whether the athlete had a usual intake when the day was drawn. */
+  readonly usualIntake: boolean;
 }
 
 export async function findFuelDay(db: DbOrTrx, userId: string, date: string): Promise<StoredFuelDay | undefined> {
   return db
     .selectFrom('fuelDays')
-    .select(['date', 'startState', 'endState', 'points', 'assumptions', 'incompleteLog'])
+    .select(['date', 'startState', 'endState', 'points', 'assumptions', 'incompleteLog', 'assumedMeals', 'usualIntake'])
     .where('userId', '=', userId)
     .where('date', '=', date)
     .executeTakeFirst() as Promise<StoredFuelDay | undefined>;
@@ -140,7 +180,7 @@ export async function findFuelDay(db: DbOrTrx, userId: string, date: string): Pr
 export async function listFuelDays(db: DbOrTrx, userId: string, from: string, to: string): Promise<StoredFuelDay[]> {
   return db
     .selectFrom('fuelDays')
-    .select(['date', 'startState', 'endState', 'points', 'assumptions', 'incompleteLog'])
+    .select(['date', 'startState', 'endState', 'points', 'assumptions', 'incompleteLog', 'assumedMeals', 'usualIntake'])
     .where('userId', '=', userId)
     .where('date', '>=', from)
     .where('date', '<=', to)
@@ -168,6 +208,8 @@ export async function replaceFuelDaysFrom(
           points: JSON.stringify(day.points),
           assumptions: JSON.stringify(day.assumptions),
           incompleteLog: day.incompleteLog,
+          assumedMeals: JSON.stringify(day.assumedMeals),
+          usualIntake: day.usualIntake,
         })),
       )
       .execute();

@@ -1,4 +1,4 @@
-import type { FuelTimeline, PlannedWorkoutFuel } from '@pacer/contract';
+import type { FuelLimitingStore, FuelMealSource, FuelStatus, FuelTimeline, PlannedWorkoutFuel } from '@pacer/contract';
 import { FUEL_RANGE_MAX_DAYS } from '@pacer/contract';
 import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow } from '../../db/tables.ts';
@@ -24,12 +24,13 @@ import {
   plannedWorkoutIntensity,
   type ExerciseInput,
 } from './exercise.ts';
-import { planWorkoutFuel } from './fuel-plan.ts';
+import { judgeFuel, planWorkoutFuel } from './fuel-plan.ts';
 import {
   findFirstFuelDataDate,
   findFuelDay,
   findLatestWellnessWeight,
-  listCarbItemsBetween,
+  listEatenCarbItemsBetween,
+  listFoodItemsBetween,
   listFuelDays,
   listLoggedFoodDates,
   listRecentStartTimes,
@@ -51,6 +52,15 @@ import {
   type GlycogenState,
   type MealInput,
 } from './glycogen.model.ts';
+import {
+  assumedMealsFor,
+  USUAL_INTAKE_WINDOW_DAYS,
+  usualIntakeOf,
+  type AssumedMeal,
+  type DayItem,
+  type MealSlot,
+  type UsualIntake,
+} from './usual-intake.model.ts';
 
 /**
  * The fuel chain as stored (the model itself is glycogen.model.ts): one row
@@ -155,14 +165,32 @@ interface RecordedWorkout {
   readonly exercise: ExerciseInput;
 }
 
+/** A logged or planned item with carbohydrate, as the timeline lists it. */
+interface ListedMeal extends MealInput {
+  readonly name: string;
+  readonly planned: boolean;
+}
+
+/** An assumed meal (the usual intake) placed at its instant. */
+interface PlacedAssumedMeal extends MealInput {
+  readonly slot: MealSlot;
+}
+
 interface FuelWindowInputs {
-  /** Logged items: what the timeline lists. */
-  readonly meals: readonly (MealInput & { readonly name: string })[];
+  /** Logged and planned items with carbohydrate: what the timeline lists. */
+  readonly meals: readonly ListedMeal[];
+  /** Every logged or planned item (with carbohydrate or not), slotted by local date and time. */
+  readonly dayItems: readonly DayItem[];
   /**
-   * Logged items and, on past days without food logged, the assumed recovery
-   * intake after each recorded workout: what the model eats.
+   * Logged and planned items, on past days without food logged the assumed
+   * recovery intake after each recorded workout, and the assumed meals
+   * (`withAssumedMeals`): what the model eats.
    */
   readonly modelMeals: readonly MealInput[];
+  /** The assumed meals in the model's meals (none until `withAssumedMeals`). */
+  readonly assumed: readonly PlacedAssumedMeal[];
+  /** Whether the athlete has a usual intake (docs/science.md §3; without one, `not_logged`). */
+  readonly usualIntake: boolean;
   readonly recorded: readonly RecordedWorkout[];
   readonly planned: readonly PlacedPlannedWorkout[];
   readonly loggedFoodDates: ReadonlySet<string>;
@@ -180,7 +208,7 @@ async function loadInputs(
   const toMs = localMidnightMs(addDays(range.to, 1), athlete.timeZone);
   const assumptions: string[] = [];
   const [mealRows, workoutRows, plannedRows, loggedDates, recentStarts] = await Promise.all([
-    listCarbItemsBetween(db, userId, fromMs - LONGEST_RELEASE_MS, toMs),
+    listFoodItemsBetween(db, userId, { fromMs: fromMs - LONGEST_RELEASE_MS, toMs, timeZone: athlete.timeZone }),
     listRecordedWorkoutsBetween(db, userId, fromMs - 24 * 3_600_000, toMs),
     listPlannedWorkouts(db, userId, {
       from: range.from > range.today ? range.from : range.today,
@@ -194,21 +222,99 @@ async function loadInputs(
   ]);
   const defaultStart = medianStart(recentStarts);
   const loggedFoodDates = new Set(loggedDates);
-  const meals = mealRows.map((meal: FuelMealRow) => ({
-    name: meal.name,
-    atMs: meal.loggedAt.getTime(),
-    carbsG: meal.carbs,
-    absorptionType: meal.absorptionType,
-  }));
+  const meals = mealRows
+    .filter((meal) => meal.carbs > 0)
+    .map((meal: FuelMealRow) => ({
+      name: meal.name,
+      atMs: meal.loggedAt.getTime(),
+      carbsG: meal.carbs,
+      absorptionType: meal.absorptionType,
+      planned: meal.planned,
+    }));
   const recorded = workoutRows.map((workout) => recordedWorkoutOf(workout, athlete));
   return {
     meals,
+    dayItems: mealRows.map(dayItemOf),
     modelMeals: [...meals, ...assumedRecoveryMeals(recorded, loggedFoodDates, range.today)],
+    assumed: [],
+    usualIntake: false,
     recorded,
     planned: plannedRows.flatMap((row) => placePlanned(row, athlete, defaultStart, assumptions) ?? []),
     loggedFoodDates,
     assumptions,
   };
+}
+
+function dayItemOf(row: FuelMealRow): DayItem {
+  return {
+    date: row.localDate,
+    minutes: row.localMinutes,
+    carbsG: row.carbs,
+    absorptionType: row.absorptionType,
+    meal: row.meal,
+    planned: row.planned,
+  };
+}
+
+/** The usual intake as of `today`: from the eaten items of the 14 local days before it (docs/science.md §3). */
+async function loadUsualIntake(
+  db: DbOrTrx,
+  userId: string,
+  athlete: Athlete,
+  today: string,
+): Promise<UsualIntake | null> {
+  const rows = await listEatenCarbItemsBetween(db, userId, {
+    fromMs: localMidnightMs(addDays(today, -USUAL_INTAKE_WINDOW_DAYS), athlete.timeZone),
+    toMs: localMidnightMs(today, athlete.timeZone),
+    timeZone: athlete.timeZone,
+  });
+  return usualIntakeOf(rows.map(dayItemOf), today);
+}
+
+/** Local clock time of an instant, whole minutes after midnight. */
+function localMinutesOf(instant: Date, timeZone: string): number {
+  const time = formatInZone(instant.getTime(), timeZone).slice(11, 16);
+  return Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
+}
+
+const hhmm = (minutes: number) =>
+  `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+
+function placeAssumed(meal: AssumedMeal, timeZone: string): PlacedAssumedMeal {
+  return {
+    atMs: zonedTimeMs(meal.date, hhmm(meal.minutes), timeZone),
+    carbsG: meal.carbsG,
+    absorptionType: meal.absorptionType,
+    slot: meal.slot,
+  };
+}
+
+/** The assumed meals as a stored day keeps them. */
+function assumedOfStored(days: readonly (Pick<StoredFuelDay, 'assumedMeals'> | undefined)[]): PlacedAssumedMeal[] {
+  return days.flatMap((day) =>
+    (day?.assumedMeals ?? []).map(([atMs, carbsG, absorptionType, slot]) => ({ atMs, carbsG, absorptionType, slot })),
+  );
+}
+
+/** The inputs with the assumed meals eaten too. */
+function withAssumedMeals(
+  inputs: FuelWindowInputs,
+  assumed: readonly PlacedAssumedMeal[],
+  usualIntake: boolean,
+): FuelWindowInputs {
+  return { ...inputs, modelMeals: [...inputs.modelMeals, ...assumed], assumed, usualIntake };
+}
+
+/**
+ * `not_logged` (docs/science.md §3): no usual intake, and nothing with
+ * carbohydrate logged or planned on the workout's local day before its
+ * start. The stores then show only the missing log, so no status is judged
+ * from them.
+ */
+function isNotLogged(inputs: FuelWindowInputs, placed: PlacedPlannedWorkout, timeZone: string): boolean {
+  if (inputs.usualIntake) return false;
+  const dayStart = localMidnightMs(placed.row.date, timeZone);
+  return !inputs.meals.some((meal) => meal.atMs >= dayStart && meal.atMs < placed.startMs);
 }
 
 /**
@@ -307,6 +413,16 @@ function simulateDay(
       ),
   );
   const assumptions: string[] = [];
+  const assumed = inputs.assumed.filter((meal) => meal.atMs >= dayStart && meal.atMs < dayEnd);
+  if (assumed.length > 0) {
+    const list = assumed
+      .map(
+        (meal) =>
+          `${meal.slot.toLowerCase()} ${formatInZone(meal.atMs, athlete.timeZone).slice(11, 16)} ${String(meal.carbsG)} g`,
+      )
+      .join(', ');
+    assumptions.push(`${date}: usual meals assumed where nothing is logged or planned (${list}).`);
+  }
   if (balanced) {
     assumptions.push(
       `${date}: no food logged, taken as balanced (resting use covered; recorded workouts drain and are refilled after).`,
@@ -329,6 +445,8 @@ function simulateDay(
     ]),
     assumptions,
     incompleteLog: unfuelled.length > 0,
+    assumedMeals: assumed.map((meal) => [meal.atMs, meal.carbsG, meal.absorptionType, meal.slot]),
+    usualIntake: inputs.usualIntake,
   };
 }
 
@@ -349,7 +467,18 @@ export async function recomputeFuel(trx: DbOrTrx, userId: string, fromDate: stri
   const to = addDays(today, FUEL_HORIZON_DAYS);
   if (from > to) return 0;
 
-  const inputs = await loadInputs(trx, userId, athlete, { from, to, today, now });
+  const [loaded, usual] = await Promise.all([
+    loadInputs(trx, userId, athlete, { from, to, today, now }),
+    loadUsualIntake(trx, userId, athlete, today),
+  ]);
+  // Today's slots are assumed only after now; the previous stored day's assumed meals may still release into `from`.
+  const assumed = assumedMealsFor(usual, loaded.dayItems, {
+    from,
+    to,
+    today,
+    nowMinutes: localMinutesOf(now, athlete.timeZone),
+  }).map((meal) => placeAssumed(meal, athlete.timeZone));
+  const inputs = withAssumedMeals(loaded, [...assumedOfStored([previous]), ...assumed], usual !== null);
   const days: StoredFuelDay[] = [];
   // A capacity change (a new weight) applies at once: nothing is carried above the new ceiling.
   let state = clampToCapacity(previous?.endState ?? initialState(athlete.capacity), athlete.capacity);
@@ -423,25 +552,81 @@ export async function getFuelTimeline(
         start: formatInZone(plan.startMs, athlete.timeZone),
         end: formatInZone(plan.endMs, athlete.timeZone),
         intensityFactor: round2(plan.intensityFactor),
-        // Filled by issue 21's fuel-status work (one plan per planned workout in the range).
-        fuelStatus: null,
-        limitingStore: null,
+        ...judgeFromStoredChain(plan, { athlete, inputs, stored }),
       })),
     ],
-    meals: inputs.meals
+    meals: timelineMeals(inputs, stored)
       .filter((meal) => meal.atMs >= fromMs)
       .map((meal) => ({
         at: formatInZone(meal.atMs, athlete.timeZone),
         name: meal.name,
         carbsG: meal.carbsG,
         absorptionType: meal.absorptionType,
-        source: 'logged' as const,
+        source: meal.source,
       })),
     incompleteLogDates: stored.filter((day) => day.incompleteLog).map((day) => day.date),
     assumptions: [
       ...new Set([...athlete.assumptions, ...inputs.assumptions, ...stored.flatMap((day) => day.assumptions)]),
     ],
   };
+}
+
+/** The name an assumed meal is listed under. */
+const ASSUMED_MEAL_NAMES: Readonly<Record<MealSlot, string>> = {
+  BREAKFAST: 'Usual breakfast',
+  LUNCH: 'Usual lunch',
+  DINNER: 'Usual dinner',
+  SNACK: 'Usual snack',
+};
+
+/** Logged, planned and (from the stored days, as their points were drawn) assumed meals, in time order. */
+function timelineMeals(
+  inputs: FuelWindowInputs,
+  stored: readonly StoredFuelDay[],
+): (MealInput & { readonly name: string; readonly source: FuelMealSource })[] {
+  return [
+    ...inputs.meals.map((meal) => ({ ...meal, source: meal.planned ? ('planned' as const) : ('logged' as const) })),
+    ...assumedOfStored(stored).map((meal) => ({
+      ...meal,
+      name: ASSUMED_MEAL_NAMES[meal.slot],
+      source: 'assumed' as const,
+    })),
+  ].sort((a, b) => a.atMs - b.atMs);
+}
+
+/**
+ * A planned workout's fuel status and limiting store from the stored chain:
+ * the levels at its step boundaries (within the current capacity, as shown),
+ * judged by the rule `GET /api/planned-workouts/{id}/fuel` applies to the
+ * same day, then `not_logged` as there. No stored day: null.
+ */
+function judgeFromStoredChain(
+  plan: PlacedPlannedWorkout,
+  context: { readonly athlete: Athlete; readonly inputs: FuelWindowInputs; readonly stored: readonly StoredFuelDay[] },
+): { fuelStatus: FuelStatus | null; limitingStore: FuelLimitingStore | null } {
+  const { athlete, stored } = context;
+  const day = stored.find((candidate) => candidate.date === plan.row.date);
+  if (!day) return { fuelStatus: null, limitingStore: null };
+  if (isNotLogged({ ...context.inputs, usualIntake: day.usualIntake }, plan, athlete.timeZone)) {
+    return { fuelStatus: 'not_logged', limitingStore: null };
+  }
+  const startAt = Math.floor(plan.startMs / STEP_MS) * STEP_MS;
+  const endAt = Math.ceil(plan.endMs / STEP_MS) * STEP_MS;
+  const dayStart = localMidnightMs(day.date, athlete.timeZone);
+  const levels: Pick<GlycogenState, 'liverG' | 'muscleG'>[] = [];
+  if (startAt === dayStart) levels.push(day.startState);
+  for (const candidate of stored) {
+    if (candidate.date < day.date) continue;
+    for (const [atMs, liverG, muscleG] of candidate.points) {
+      if (atMs >= startAt && atMs <= endAt) levels.push({ liverG, muscleG });
+    }
+    if ((candidate.points.at(-1)?.[0] ?? 0) >= endAt) break;
+  }
+  const judged = judgeFuel(
+    levels.map((level) => clampToCapacity({ ...level, gutG: 0 }, athlete.capacity)),
+    athlete.capacity,
+  );
+  return { fuelStatus: judged.status, limitingStore: judged.limitingStore };
 }
 
 /**
@@ -474,8 +659,19 @@ export async function getPlannedWorkoutFuel(
   if (!row) throw new AppError('not_found', `No planned workout ${id}.`);
   const athlete = await athleteOf(db, actor.userId);
   const today = localDateOf(now, athlete.timeZone);
-  const stored = await findFuelDay(db, actor.userId, row.date);
-  const inputs = await loadInputs(db, actor.userId, athlete, { from: row.date, to: row.date, today, now });
+  const [storedDays, loaded] = await Promise.all([
+    listFuelDays(db, actor.userId, addDays(row.date, -1), row.date),
+    loadInputs(db, actor.userId, athlete, { from: row.date, to: row.date, today, now }),
+  ]);
+  const stored = storedDays.find((day) => day.date === row.date);
+  const inputs = await withStoredOrUsualMeals(db, actor.userId, {
+    athlete,
+    inputs: loaded,
+    stored: storedDays,
+    date: row.date,
+    today,
+    now,
+  });
   const placed = inputs.planned.find((plan) => plan.row.id === id);
   if (!placed) {
     throw new AppError(
@@ -506,13 +702,54 @@ export async function planUpcomingWorkoutsFuel(
   const today = localDateOf(now, athlete.timeZone);
   const from = range.from > today ? range.from : today;
   if (from > range.to) return [];
-  const inputs = await loadInputs(db, userId, athlete, { from, to: range.to, today, now });
-  const upcoming = inputs.planned.filter((plan) => plan.startMs > now.getTime());
+  const loaded = await loadInputs(db, userId, athlete, { from, to: range.to, today, now });
+  const upcoming = loaded.planned.filter((plan) => plan.startMs > now.getTime());
   if (upcoming.length === 0) return [];
-  const stored = new Map((await listFuelDays(db, userId, from, range.to)).map((day) => [day.date, day]));
+  const storedDays = await listFuelDays(db, userId, addDays(from, -1), range.to);
+  const stored = new Map(storedDays.map((day) => [day.date, day]));
+  const inputs = await withStoredOrUsualMeals(db, userId, {
+    athlete,
+    inputs: loaded,
+    stored: storedDays,
+    date: from,
+    today,
+    now,
+  });
   return upcoming.map((placed) =>
     planPlacedWorkoutFuel({ athlete, inputs, placed, stored: stored.get(placed.row.date), now }),
   );
+}
+
+/**
+ * The inputs with the assumed meals the stored chain was drawn with (its
+ * days from the day before `date` on), so a workout is judged on the meals
+ * the timeline shows. Without a stored `date` (no chain yet, or beyond its
+ * horizon) the usual intake is read now and assumed from `date` on.
+ */
+async function withStoredOrUsualMeals(
+  db: DbOrTrx,
+  userId: string,
+  options: {
+    readonly athlete: Athlete;
+    readonly inputs: FuelWindowInputs;
+    readonly stored: readonly StoredFuelDay[];
+    readonly date: string;
+    readonly today: string;
+    readonly now: Date;
+  },
+): Promise<FuelWindowInputs> {
+  const { athlete, inputs, stored, date, today, now } = options;
+  const day = stored.find((candidate) => candidate.date === date);
+  if (day) return withAssumedMeals(inputs, assumedOfStored(stored), day.usualIntake);
+  const usual = await loadUsualIntake(db, userId, athlete, today);
+  const last = inputs.planned.reduce((latest, plan) => (plan.row.date > latest ? plan.row.date : latest), date);
+  const assumed = assumedMealsFor(usual, inputs.dayItems, {
+    from: date,
+    to: last,
+    today,
+    nowMinutes: localMinutesOf(now, athlete.timeZone),
+  }).map((meal) => placeAssumed(meal, athlete.timeZone));
+  return withAssumedMeals(inputs, assumed, usual !== null);
 }
 
 interface PlacedWorkoutFuelOptions {
@@ -553,7 +790,7 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
     totalG: round2(state.liverG + state.muscleG),
     percent: round2(percentOf(state, athlete.capacity)),
   });
-  return {
+  const fuel: PlannedWorkoutFuel = {
     plannedWorkoutId: row.id,
     start: level(levels.start, startAt),
     end: level(levels.end, endAt),
@@ -574,6 +811,26 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
         ...inputs.assumptions,
         ...(stored ? [] : ['No stored fuel chain yet: the day starts from the model’s start state.']),
       ]),
+    ],
+  };
+  return isNotLogged(inputs, placed, athlete.timeZone) ? notLoggedFuel(fuel) : fuel;
+}
+
+/**
+ * `not_logged` (docs/science.md §3): no status from stores that show only
+ * a missing log, so no limiting store and no advice before or after; the
+ * in-ride part stays, as it depends on the workout, not on the stores.
+ */
+function notLoggedFuel(fuel: PlannedWorkoutFuel): PlannedWorkoutFuel {
+  return {
+    ...fuel,
+    status: 'not_logged',
+    limitingStore: null,
+    advice: fuel.advice.filter((item) => item.phase === 'during'),
+    plan: fuel.plan.filter((line) => line.phase === 'during'),
+    assumptions: [
+      ...fuel.assumptions,
+      'No usual intake (fewer than 3 days with food logged in the last 14) and nothing logged or planned before the workout that day: log or plan meals for a fuel status.',
     ],
   };
 }

@@ -97,12 +97,15 @@ const ADVICE_ITEM_NAMES: Readonly<Record<AbsorptionType, string>> = {
 };
 
 /**
- * Log the advice as the calling app's items, on each item's own local date
+ * Plan the advice as the calling app's items, on each item's own local date
  * (the `at` timestamps carry the athlete's offset, so their first ten
  * characters are that date), added to what the app logged there before.
- * Items are logged at their advised times: accepting says "I eat (or ate)
- * this as advised". Every recompute re-plans open advice from its own
- * time, so the items start no earlier than the athlete's last write.
+ * Accepting says "I plan to eat this as advised", never "I ate it": the
+ * items are `planned` (the fuel forecast counts them, the totals do not, and
+ * the app confirms them once eaten) and tagged OTHER, so they replace none
+ * of the usual meals the advice was computed with (docs/science.md §3).
+ * Every recompute re-plans open advice from its own time, so the items
+ * start no earlier than the athlete's last write.
  */
 async function logAdvice(
   deps: InputWriteDeps,
@@ -119,9 +122,10 @@ async function logAdvice(
       dayItems.map((item) => ({
         name: ADVICE_ITEM_NAMES[item.absorptionType],
         carbs: item.carbsG,
-        meal: 'SNACK' as const,
+        meal: 'OTHER' as const,
         logged_at: item.at,
         absorptionType: item.absorptionType,
+        planned: true,
       })),
     );
   }

@@ -67,6 +67,7 @@ export async function upsertNutritionDay(
         loggedAt: new Date(item.logged_at),
         loggedAtOffsetMinutes: offsetMinutesOf(item.logged_at),
         absorptionType: item.absorptionType,
+        planned: item.planned,
       })),
     );
     const outputItems = items.map((row) => toNutritionItem(row, log.source));
@@ -124,6 +125,7 @@ function toItemInput(row: NutritionItemRow): NutritionUpsert['items'][number] {
     name: row.name,
     logged_at: formatWithOffset(row.loggedAt, row.loggedAtOffsetMinutes),
     absorptionType: row.absorptionType,
+    planned: row.planned,
   };
   if (row.carbs !== null) item.carbs = row.carbs;
   if (row.protein !== null) item.protein = row.protein;
@@ -181,14 +183,20 @@ function toNutritionItem(row: NutritionItemRow, source: string): NutritionItem {
     meal: row.meal,
     logged_at: formatWithOffset(row.loggedAt, row.loggedAtOffsetMinutes),
     absorptionType: row.absorptionType,
+    planned: row.planned,
     source,
   };
 }
 
-/** Sums rounded to 0.01 so float noise (0.1 + 0.2) never reaches clients. */
+/**
+ * Sums over the eaten items, rounded to 0.01 so float noise (0.1 + 0.2) never
+ * reaches clients. Planned items are not eaten yet: they are left out
+ * (docs/science.md §3).
+ */
 function totalsOf(items: readonly NutritionItem[]): NutritionDay['totals'] {
+  const eaten = items.filter((item) => !item.planned);
   const sum = (pick: (item: NutritionItem) => number | null) =>
-    Math.round(items.reduce((total, item) => total + (pick(item) ?? 0), 0) * 100) / 100;
+    Math.round(eaten.reduce((total, item) => total + (pick(item) ?? 0), 0) * 100) / 100;
   return {
     calories: sum((item) => item.calories),
     carbs: sum((item) => item.carbs),

@@ -1014,9 +1014,10 @@ async function loadNutritionItems(db: DbOrTrx, userId: string, period: ReportPer
   const dates = await listNutritionDates(db, userId, { ...period, after: undefined, limit: WEEK_DAYS });
   const { logs, items } = await findNutritionLogs(db, userId, dates);
   const dateOfLog = new Map(logs.map((log) => [log.id, log.date]));
+  // Intake is what was eaten: planned items are not, yet (docs/science.md §3).
   return items.flatMap((item) => {
     const date = dateOfLog.get(item.logId);
-    return date === undefined
+    return date === undefined || item.planned
       ? []
       : [{ date, calories: item.calories, carbs: item.carbs, protein: item.protein, fat: item.fat }];
   });
