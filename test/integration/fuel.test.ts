@@ -399,11 +399,12 @@ describe('planned workout fuel', () => {
       expect(item.phase).toBe(atMs < rideStart ? 'before' : 'during');
       expect(item.reason.length).toBeLessThanOrEqual(40);
     }
-    // 3 h at IF 0.8 (stress 192): 2.5 g/kg (175 g) as a meal at 07:00, 90 g/h of glucose + fructose from 10:20.
+    // 3 h at IF 0.8 (stress 192): 2.5 g/kg (175 g) in the 4 h before, less the 30 g breakfast planned at 07:00,
+    // more than 1 g/kg short, so a meal of 145 g at 07:00; 90 g/h of glucose + fructose from 10:20.
     expect(first.body.advice[0]).toMatchObject({
       at: `${tomorrow}T07:00:00+01:00`,
       phase: 'before',
-      carbsG: 175,
+      carbsG: 145,
       absorptionType: 'BALANCED',
     });
     const during = first.body.advice.filter((item) => item.phase === 'during');
@@ -411,7 +412,7 @@ describe('planned workout fuel', () => {
     expect(during.every((item) => item.carbsG === 30 && item.absorptionType === 'RAPID')).toBe(true);
     // The short plan: a line each for before, during and after, in the athlete's clock.
     expect(first.body.plan.map((line) => line.phase)).toEqual(['before', 'during', 'after']);
-    expect(first.body.plan[0]?.text).toContain('175 g of carbohydrate at 07:00');
+    expect(first.body.plan[0]?.text).toContain('145 g of carbohydrate at 07:00');
     expect(first.body.plan[1]?.text).toMatch(/^During: 90 g\/h from 10:20, 30 g every 20 min .*glucose \+ fructose/);
     expect(first.body.start.liverG + first.body.start.muscleG).toBeCloseTo(first.body.start.totalG, 1);
 
