@@ -55,7 +55,9 @@ async function rideLines(
   const fuel = await get<PlannedWorkoutFuel>(options, `/api/planned-workouts/${id}/fuel`);
   const drawn = horizon.workouts.find((workout) => workout.id === id);
   const inRide = drawn
-    ? horizon.points.filter((point) => point.at > drawn.start && Date.parse(point.at) <= Date.parse(drawn.end))
+    ? horizon.points.filter(
+        (point) => Date.parse(point.at) > Date.parse(drawn.start) && Date.parse(point.at) <= Date.parse(drawn.end),
+      )
     : [];
   const lowestLiver = inRide.length > 0 ? Math.min(...inRide.map((point) => point.liverG)) : Number.NaN;
   const lines = [

@@ -82,6 +82,30 @@ function pointsBetween(points: readonly Point[], from: string, to: string): Poin
 }
 const atLocal = (points: readonly Point[], date: string, clock: string) => pointAt(points, date, clock).at;
 
+describe('the fixture', () => {
+  it('is the athlete the issue describes: 67 days of wellness, 27 rides with power (6 in the camp, each with a 30-minute stop), meals on most days', async () => {
+    const profile = await get<{ weight: number; ftp: number; timeZone: string }>('/api/profile');
+    expect(profile).toMatchObject({ weight: 70, ftp: 250, timeZone: REALISTIC_ZONE });
+    const wellness = await get<{ items: unknown[] }>(
+      `/api/wellness?from=${seeded.firstDay}&to=${seeded.today}&limit=100`,
+    );
+    expect(wellness.items).toHaveLength(67);
+    const workouts = await get<{
+      items: { localDate: string; elapsedSecs: number; movingSecs: number; avgPower: number | null }[];
+    }>(`/api/workouts?from=${seeded.firstDay}&to=${seeded.today}&limit=100`);
+    expect(workouts.items).toHaveLength(27);
+    for (const workout of workouts.items) expect(workout.avgPower).toBeGreaterThan(0);
+    const campRides = workouts.items.filter((workout) => seeded.campDates.includes(workout.localDate));
+    expect(campRides).toHaveLength(6);
+    for (const ride of campRides) {
+      expect(ride.elapsedSecs).toBeGreaterThanOrEqual(3.5 * 3600);
+      expect(ride.elapsedSecs - ride.movingSecs).toBe(1800);
+    }
+    const mealDays = new Set(seeded.meals.map((meal) => meal.date));
+    expect(mealDays.size).toBeGreaterThanOrEqual(60);
+  });
+});
+
 describe('the liver and muscle at rest', () => {
   it('drops the liver by roughly 40–50 % over a normal night (dinner to breakfast), not to 0; muscle does not drain', async () => {
     const { dinnerDate, breakfastDate } = seeded.normalNight;
@@ -108,13 +132,18 @@ describe('the liver and muscle at rest', () => {
 });
 
 describe('the training camp', () => {
-  it('ends each camp day below 100 % (real resting use), never draws muscle below its floor nor the liver below 0', async () => {
-    const camp = await timeline(seeded.campDates[0] as string, seeded.campDates.at(-1) as string);
-    const recorded = camp.workouts.filter((workout) => workout.kind === 'recorded');
-    expect(recorded).toHaveLength(seeded.campDates.length);
+  const campTimeline = () => timeline(seeded.campDates[0] as string, seeded.campDates.at(-1) as string);
+
+  it('ends each camp day below 100 % (real resting use)', async () => {
+    const camp = await campTimeline();
+    expect(camp.workouts.filter((workout) => workout.kind === 'recorded')).toHaveLength(seeded.campDates.length);
     for (const date of seeded.campDates) {
       expect(pointAt(camp.points, date, '22:00').percent, `${date} 22:00`).toBeLessThan(100);
     }
+  });
+
+  it('never draws muscle below its floor (25 %, never 0 g) nor the liver below 0 during the camp', async () => {
+    const camp = await campTimeline();
     const muscleFloor = 0.25 * camp.capacity.muscleG;
     for (const point of camp.points) {
       expect(point.muscleG, point.at).toBeGreaterThanOrEqual(muscleFloor - 1e-9);
@@ -151,9 +180,11 @@ describe('tomorrow’s 2.5 h ride and the untimed 4 h ride', () => {
     for (const planned of [seeded.shortRide, seeded.longRide]) {
       const fuel = await fuelOf(planned.id);
       expect(FUEL_STATUSES).toContain(fuel.status);
-      if (fuel.status === 'top_up' || fuel.status === 'at_risk')
+      if (fuel.status === 'top_up' || fuel.status === 'at_risk') {
         expect(['liver', 'muscle']).toContain(fuel.limitingStore);
-      else expect(fuel.limitingStore).toBeNull();
+        // The advice names the store too.
+        expect(fuel.plan.map((line) => line.text).join(' ')).toMatch(new RegExp(String(fuel.limitingStore), 'i'));
+      } else expect(fuel.limitingStore).toBeNull();
       const drawn = horizon.workouts.find((workout) => workout.id === planned.id);
       expect(drawn?.fuelStatus).toBe(fuel.status);
       expect(drawn?.limitingStore).toBe(fuel.limitingStore);
