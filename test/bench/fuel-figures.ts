@@ -11,13 +11,14 @@
  * - the stores at 22:00 after each camp day;
  * - GET /api/fuel/timeline for 14 days (today to today + 13): `requests`
  *   sequential requests after a tenth of them as warm-up, p50/p95/max of the
- *   client-side latency.
+ *   client-side latency;
+ * - last (it logs food), both rides again after eating their advice exactly.
  */
 import { performance } from 'node:perf_hooks';
 import type { FuelTimeline, PlannedWorkoutFuel } from '@pacer/contract';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { call } from '../support/http.ts';
-import { seedRealisticAthlete, type RealisticAthlete } from '../support/realistic-athlete.ts';
+import { eatAdvice, seedRealisticAthlete, type RealisticAthlete } from '../support/realistic-athlete.ts';
 import { round } from './bench-support.ts';
 
 export { REALISTIC_ATHLETE_SCOPES, REALISTIC_ZONE } from '../support/realistic-athlete.ts';
@@ -51,7 +52,7 @@ async function rideLines(
   label: string,
   id: string,
   horizon: FuelTimeline,
-): Promise<string[]> {
+): Promise<{ lines: string[]; fuel: PlannedWorkoutFuel }> {
   const fuel = await get<PlannedWorkoutFuel>(options, `/api/planned-workouts/${id}/fuel`);
   const drawn = horizon.workouts.find((workout) => workout.id === id);
   const inRide = drawn
@@ -72,7 +73,7 @@ async function rideLines(
       (item) => `      ${item.phase} ${item.at.slice(11, 16)} ${g(item.carbsG)} ${item.absorptionType}: ${item.reason}`,
     ),
   ];
-  return lines;
+  return { lines, fuel };
 }
 
 function overnightLines(night: FuelTimeline, athlete: RealisticAthlete): string[] {
@@ -120,10 +121,16 @@ export async function runFuelFigures(options: FuelFiguresOptions): Promise<strin
   lines.push(
     `  next 14 days: ${horizon.meals.length} meals (${horizon.meals.filter((meal) => meal.source === 'assumed').length} assumed), highest ${round(Math.max(...horizon.points.map((point) => point.percent)), 2)} %`,
   );
-  lines.push(...(await rideLines(options, 'Tomorrow 09:00, 2.5 h, IF 0.75', athlete.shortRide.id, horizon)));
-  lines.push(
-    ...(await rideLines(options, `${athlete.longRide.date}, untimed, 4 h, IF 0.7`, athlete.longRide.id, horizon)),
-  );
+  const rides = [
+    { label: 'Tomorrow 09:00, 2.5 h, IF 0.75', id: athlete.shortRide.id },
+    { label: `${athlete.longRide.date}, untimed, 4 h, IF 0.7`, id: athlete.longRide.id },
+  ];
+  const advised: PlannedWorkoutFuel[] = [];
+  for (const ride of rides) {
+    const { lines: rideFigures, fuel } = await rideLines(options, ride.label, ride.id, horizon);
+    lines.push(...rideFigures);
+    advised.push(fuel);
+  }
   lines.push("  Liver's overnight drop on a normal night:");
   const night = await get<FuelTimeline>(
     options,
@@ -155,5 +162,17 @@ export async function runFuelFigures(options: FuelFiguresOptions): Promise<strin
     `  GET /api/fuel/timeline, 14 days (${horizon.points.length} points): p50 ${round(percentile(times, 50), 2)} ms, ` +
       `p95 ${round(percentile(times, 95), 2)} ms, max ${round(times.at(-1) ?? Number.NaN, 2)} ms over ${requests} sequential requests (target p50 ≤ 20 ms)`,
   );
+
+  // Last, as it logs food: both rides after eating their advice exactly.
+  await eatAdvice(options.serverUrl, options.token, advised);
+  await options.settled();
+  lines.push('  After eating the advice exactly as given (logged as nutrition items):');
+  for (const ride of rides) {
+    const fuel = await get<PlannedWorkoutFuel>(options, `/api/planned-workouts/${ride.id}/fuel`);
+    lines.push(
+      `  ${ride.label}: status ${fuel.status}, limiting store ${fuel.limitingStore ?? '-'}`,
+      `    ${level('start', fuel.start)}; ${level('lowest', fuel.minimum)}; ${level('end', fuel.end)}`,
+    );
+  }
   return lines;
 }

@@ -22,6 +22,7 @@ import { call } from '../support/http.ts';
 import {
   REALISTIC_ATHLETE_SCOPES,
   REALISTIC_ZONE,
+  eatAdvice,
   seedRealisticAthlete,
   type RealisticAthlete,
 } from '../support/realistic-athlete.ts';
@@ -270,5 +271,17 @@ describe('recovery', () => {
     const action: Record<string, unknown> = { ...easier?.action };
     if (typeof action['durationSecs'] === 'number') expect(action['durationSecs']).toBeLessThanOrEqual(3600);
     else expect(easier?.body).toMatch(/rest/i);
+  });
+});
+
+// Last: it logs food, which changes what the checks above read.
+describe('eating the advice', () => {
+  it('makes both rides `ready` when eaten exactly as advised (the existing invariant)', async () => {
+    const before = [await fuelOf(seeded.shortRide.id), await fuelOf(seeded.longRide.id)];
+    await eatAdvice(server.url, token, before);
+    await waitForRecompute(server.db, athlete.id, undefined, 60_000);
+    for (const planned of [seeded.shortRide, seeded.longRide]) {
+      expect((await fuelOf(planned.id)).status, planned.title).toBe('ready');
+    }
   });
 });

@@ -16,7 +16,7 @@
  * same athlete on a server it started. Waiting for the derived recompute is
  * the caller's (test/support/recompute.ts in the tests).
  */
-import type { AbsorptionType, NutritionItemInput, PlannedWorkout, Scope } from '@pacer/contract';
+import type { AbsorptionType, NutritionItemInput, PlannedWorkout, PlannedWorkoutFuel, Scope } from '@pacer/contract';
 import { addDays, formatInZone, localDateOf, zonedTimeMs } from '../../server/src/lib/dates.ts';
 import { buildFitActivity, steadyRideSamples, type RideStop } from './fit-fixtures.ts';
 import { call } from './http.ts';
@@ -413,4 +413,31 @@ export async function seedRealisticAthlete(
     longRide,
     timings,
   };
+}
+
+/**
+ * Log the advice of planned workouts exactly as given (each item at its time,
+ * grams and absorption type), as an athlete who follows it would: one
+ * `POST /api/nutrition` per local date. The dates must hold no items of this
+ * token's app yet (an upsert replaces them); the planned days of the fixture hold none.
+ */
+export async function eatAdvice(baseUrl: string, token: string, fuels: readonly PlannedWorkoutFuel[]): Promise<void> {
+  const byDate = new Map<string, NutritionItemInput[]>();
+  for (const fuel of fuels) {
+    for (const item of fuel.advice) {
+      const date = item.at.slice(0, 10);
+      const items = byDate.get(date) ?? [];
+      items.push({
+        name: `Advice (${item.phase})`,
+        carbs: item.carbsG,
+        meal: 'SNACK',
+        logged_at: item.at,
+        absorptionType: item.absorptionType,
+      });
+      byDate.set(date, items);
+    }
+  }
+  for (const [date, items] of byDate) {
+    await send({ baseUrl, token }, 'POST', '/api/nutrition', { date, items }, [201]);
+  }
 }
