@@ -13,6 +13,7 @@ import {
   type PlannedWorkoutFuel,
   type RecommendationList,
   type RecoveryDay,
+  type TrainingLoad,
 } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
@@ -235,6 +236,22 @@ describe('tomorrow’s 2.5 h ride and the untimed 4 h ride', () => {
       expect(point.liverG, point.at).toBeLessThanOrEqual(horizon.capacity.liverG);
       expect(point.muscleG, point.at).toBeLessThanOrEqual(horizon.capacity.muscleG);
     }
+  });
+});
+
+describe('training load', () => {
+  it('counts every ride from its power, and the camp leaves the athlete fatigued (TSB well below 0) before the form comes back', async () => {
+    const load = await get<TrainingLoad>(`/api/training-load?from=${seeded.firstDay}&to=${seeded.today}`);
+    const ridden = load.items.filter((day) => day.tss > 0);
+    expect(ridden.map((day) => day.date)).toEqual(seeded.rides.map((ride) => ride.date));
+    for (const day of ridden) expect(day.method, day.date).toBe('power');
+    const byDate = new Map(load.items.map((day) => [day.date, day]));
+    const afterCamp = byDate.get(addDays(seeded.campDates.at(-1) as string, 1));
+    const beforeCamp = byDate.get(seeded.campDates[0] as string);
+    // TSB of a day is the form entering it: the day after the camp carries six long days of fatigue.
+    expect(afterCamp?.tsb).toBeLessThan(-10);
+    expect(afterCamp?.ctl).toBeGreaterThan(beforeCamp?.ctl ?? Infinity);
+    expect(byDate.get(seeded.today)?.tsb).toBeGreaterThan(afterCamp?.tsb ?? Infinity);
   });
 });
 
