@@ -47,6 +47,13 @@
  *    `fit`: a fresh server's idle RSS (after a warm-up request), then step 4's
  *    uploads on it (upload vs plain decode, RSS of one and of 4 concurrent
  *    10-hour uploads). The MCP row comes from step 6.
+ * 10. Issue 21's figures (fuel-figures.ts), on a server of its own like step 7:
+ *    the realistic athlete (test/support/realistic-athlete.ts) seeded through
+ *    the REST API, then tomorrow's 2.5 h ride and the untimed 4 h ride (status,
+ *    limiting store, liver and muscle grams, plan and advice), the liver's
+ *    overnight drop, the stores after each camp day, and GET /api/fuel/timeline
+ *    for 14 days (p50/p95 of 200 sequential requests). Printed in the section
+ *    only, not in the summary.
  * Then a human-readable summary with the issue's table, then one JSON line
  * with every figure.
  *
@@ -54,7 +61,7 @@
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
  * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`,
- * `load`, `load-api`, `backfill`, `fit`; default all of them). Without `startup`
+ * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
@@ -166,6 +173,7 @@ const SECTIONS = [
   'load-api',
   'backfill',
   'fit',
+  'fuel-figures',
 ] as const;
 /** The sections measured on the throughput server of steps 2-5. */
 const THROUGHPUT_SECTIONS: readonly Section[] = ['wellness', 'oauth', 'uploads', 'webhooks'];
@@ -890,6 +898,7 @@ async function main(): Promise<void> {
   const loadApi = ONLY.has('load-api') ? await runLoadSection(log, where, 'api') : undefined;
   const backfill = ONLY.has('backfill') ? await runBackfillSection(log, where) : undefined;
   const fit = ONLY.has('fit') ? await runFitSection(log, where) : undefined;
+  if (ONLY.has('fuel-figures')) await runFuelFiguresSection(log, where);
 
   printSummary(log, {
     empty,
@@ -1456,6 +1465,58 @@ async function runFitSection(
     if (!server.exited()) throw error;
     throw new Error(`the fit server exited during the section:\n${server.tail.join('\n')}`, { cause: error });
   } finally {
+    await server.stop();
+  }
+}
+
+/** 10. Issue 21's figures for the realistic athlete, on a server of its own (every limiter off, as step 6), then stopped. */
+async function runFuelFiguresSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<void> {
+  const { REALISTIC_ATHLETE_SCOPES, REALISTIC_ZONE, runFuelFigures } = await import('./fuel-figures.ts');
+  log(`\n[10] fuel-figures: issue 21's realistic athlete, on a server of its own on the same database`);
+  const port = await freePort();
+  const env = { ...serverEnv({ port, ...where, logLevel: 'warn' }), ...MCP_BENCH_SERVER_ENV };
+  const server = spawnServer(env, port, { nodeFlags: CPU_PROF_NODE_FLAGS });
+  const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
+  try {
+    log(`    server ready in ${round(await waitReady(server), 0)} ms (pid ${server.pid})`);
+    const email = `bench-athlete-${randomBytes(4).toString('hex')}@example.com`;
+    const user = await runCli<{ id: string }>(env, [
+      'user:create',
+      `--email=${email}`,
+      `--password=${randomBytes(12).toString('hex')}`,
+      '--time-zone',
+      REALISTIC_ZONE,
+      '--json',
+    ]);
+    const token = await runCli<{ access_token: string }>(env, [
+      'token:create',
+      '--email',
+      email,
+      ...REALISTIC_ATHLETE_SCOPES.flatMap((scope) => ['--scope', scope]),
+      '--expires-in',
+      '7200',
+      '--json',
+    ]);
+    // Settled when no change record of the user is left (a recompute deletes them as it stores its numbers).
+    const settled = async () => {
+      const deadline = performance.now() + 300_000;
+      while (performance.now() < deadline) {
+        const { rowCount } = await pool.query('select 1 from derived_changes where user_id = $1 limit 1', [user.id]);
+        if (rowCount === 0) return;
+        await sleep(50);
+      }
+      throw new Error('the derived data did not settle within 300 s');
+    };
+    const lines = await runFuelFigures({ serverUrl: server.url, token: token.access_token, settled });
+    for (const line of lines) log(line);
+  } catch (error) {
+    if (!server.exited()) throw error;
+    throw new Error(`the fuel-figures server exited during the section:\n${server.tail.join('\n')}`, { cause: error });
+  } finally {
+    await pool.end();
     await server.stop();
   }
 }

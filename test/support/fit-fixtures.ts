@@ -363,6 +363,53 @@ export function rideSamples(durationSecs: number, options: { positions?: boolean
   return samples;
 }
 
+/** A stop during a ride: from `fromSecs` (since the start), `secs` long. */
+export interface RideStop {
+  readonly fromSecs: number;
+  readonly secs: number;
+}
+
+export interface SteadyRideOptions {
+  readonly durationSecs: number;
+  /** Mean power while moving, watts; each sample varies around it by up to ±11 %. */
+  readonly watts: number;
+  /** Café stops: the bike stands (speed 0, no power, no cadence) and the clock runs on. */
+  readonly stops?: readonly RideStop[];
+}
+
+/**
+ * An endurance ride at 1 Hz: power rolls around `watts` (two sine waves,
+ * ±8 % over ~5 min and ±3 % over ~45 s), speed follows the power, and during
+ * a stop the rider stands still with 0 W while the heart rate settles. The
+ * file's mechanical work is then `watts` × moving seconds (within the
+ * waves' residue), which the tests can compare with the server's figures.
+ */
+export function steadyRideSamples(options: SteadyRideOptions): FitSample[] {
+  const samples: FitSample[] = [];
+  const stops = options.stops ?? [];
+  let distance = 0;
+  let heartRate = 100;
+  for (let t = 0; t < options.durationSecs; t += 1) {
+    const stopped = stops.some((stop) => t >= stop.fromSecs && t < stop.fromSecs + stop.secs);
+    const power = stopped
+      ? 0
+      : options.watts * (1 + 0.08 * Math.sin((2 * Math.PI * t) / 300) + 0.03 * Math.sin((2 * Math.PI * t) / 45));
+    heartRate += ((stopped ? 85 : 95 + 0.25 * power) - heartRate) / 40;
+    const speed = stopped ? 0 : 3 + power / 30;
+    distance += speed;
+    samples.push({
+      t,
+      power,
+      heartRate,
+      cadence: stopped ? 0 : 88,
+      speed,
+      distance,
+      altitude: 300 + 80 * Math.sin((2 * Math.PI * distance) / 20_000),
+    });
+  }
+  return samples;
+}
+
 /** A run on a 1.2 km loop around a park in Zurich, 3.3 m/s, with heart rate and positions. */
 export function runSamples(durationSecs: number): FitSample[] {
   const center = { lat: 47.3622, lng: 8.5506 };
