@@ -348,6 +348,7 @@ export async function seedRealisticAthlete(
               name: item.name,
               carbs: item.carbsG,
               meal: item.meal,
+              planned: false,
               logged_at: formatInZone(zonedTimeMs(item.date, item.at, REALISTIC_ZONE), REALISTIC_ZONE),
               absorptionType: item.absorptionType,
             })),
@@ -430,7 +431,9 @@ export async function eatAdvice(baseUrl: string, token: string, fuels: readonly 
       items.push({
         name: `Advice (${item.phase})`,
         carbs: item.carbsG,
-        meal: 'SNACK',
+        // OTHER, as an accepted recommendation plans it: advice takes no meal slot, so it replaces no usual meal.
+        meal: 'OTHER',
+        planned: false,
         logged_at: item.at,
         absorptionType: item.absorptionType,
       });
