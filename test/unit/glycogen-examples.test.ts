@@ -27,6 +27,7 @@ import {
 import {
   capacityFor,
   initialState,
+  muscleSynthesisLimitG,
   percentOf,
   simulateGlycogen,
   type GlycogenSimulationInput,
@@ -80,17 +81,40 @@ describe('worked example A: 60 g RAPID at 07:00, resting', () => {
     expect(run.totals.uptakeG).toBeCloseTo(60, 9);
   });
 
-  it('covers the 10 g resting use from uptake and stores 15 g in L and 35 g in M by 08:00', () => {
+  it('covers the 10 g resting use from uptake; muscle takes only what its synthesis rate allows, the liver the rest until full', () => {
     const end = run.points[3];
     expect(end?.atMs).toBe(at(8));
     expect(RESTING_USE_PER_STEP_G).toBe(2.5);
     expect(run.totals.demandG).toBeCloseTo(10, 9);
-    expect(end?.liverG).toBeCloseTo(95, 2);
-    expect(end?.muscleG).toBeCloseTo(371, 2);
+    // M = 336 is 80 % of M_max, above the 70 % taper: limit 0.072 × (420 − M) per step.
+    expect(muscleSynthesisLimitG(336, capacityFor(70), 1)).toBeCloseTo(6.048, 9);
+    const liver = run.points.map((point) => point.liverG);
+    const muscle = run.points.map((point) => point.muscleG);
+    [86.452, 100, 100, 100].forEach((grams, k) => expect(Math.abs((liver[k] ?? 0) - grams)).toBeLessThan(G));
+    [342.048, 347.660544, 352.868985, 355.368985].forEach((grams, k) =>
+      expect(Math.abs((muscle[k] ?? 0) - grams)).toBeLessThan(G),
+    );
+    const spilled = run.points.map((point) => point.spilledG);
+    [0, 0.839456, 9.791559, 0].forEach((grams, k) => expect(Math.abs((spilled[k] ?? 0) - grams)).toBeLessThan(G));
+    expect(end?.liverG).toBe(100);
     expect(end?.gutG).toBeCloseTo(0, 9);
-    expect(Math.abs((end?.liverG ?? 0) + (end?.muscleG ?? 0) - 466)).toBeLessThan(G);
-    expect(percentOf(run.end, capacityFor(70))).toBeCloseTo(89.62, 2);
-    expect(run.totals.spilledG).toBe(0);
+    expect(Math.abs((end?.liverG ?? 0) + (end?.muscleG ?? 0) - 455.368985)).toBeLessThan(G);
+    expect(percentOf(run.end, capacityFor(70))).toBeCloseTo(87.571, 2);
+    expect(Math.abs(run.totals.spilledG - 10.631015)).toBeLessThan(G);
+  });
+
+  it('from a muscle at half its ceiling, caps muscle at the fastest rate (9.072 g a step) and gives the liver the rest', () => {
+    const low = simulateGlycogen(
+      example({
+        start: { liverG: 60, muscleG: 210, gutG: 0 },
+        meals: [{ atMs: at(7), carbsG: 60, absorptionType: 'RAPID' }],
+      }),
+    );
+    expect(muscleSynthesisLimitG(210, capacityFor(70), 1)).toBeCloseTo(9.072, 9);
+    // Muscle wants 8.75, 14, 10.5, 1.75 g: capped at 9.072 in the second and third steps, the rest to the liver.
+    expect(Math.abs(low.end.muscleG - (210 + 8.75 + 9.072 + 9.072 + 1.75))).toBeLessThan(G);
+    expect(Math.abs(low.end.liverG - (60 + 50 - (8.75 + 9.072 + 9.072 + 1.75)))).toBeLessThan(G);
+    expect(low.totals.spilledG).toBe(0);
   });
 });
 
@@ -224,15 +248,20 @@ describe('exact integration (guards "absorption by a midpoint rule": 92 g absorb
 
 describe('uptake cap (guards "carbohydrate held back by the cap was discarded")', () => {
   it('carries 100 g of gels past the 22.5 g cap into later steps, all of it taken up and accounted for', () => {
+    // Stores with room for all of it (the liver takes what muscle's synthesis rate leaves), so nothing spills.
     const run = simulateGlycogen(
-      example({ meals: [{ atMs: at(7), carbsG: 100, absorptionType: 'RAPID' }], steps: 12 }),
+      example({
+        start: { liverG: 40, muscleG: 200, gutG: 0 },
+        meals: [{ atMs: at(7), carbsG: 100, absorptionType: 'RAPID' }],
+        steps: 12,
+      }),
     );
     for (const point of run.points) expect(point.uptakeG).toBeLessThanOrEqual(22.5);
     expect(run.points[1]?.uptakeG).toBe(22.5);
     expect(run.points[1]?.gutG).toBeGreaterThan(0);
     expect(run.totals.uptakeG).toBeCloseTo(100, 9);
     expect(run.end.gutG).toBeCloseTo(0, 9);
-    const stored = run.end.liverG + run.end.muscleG - (80 + 336);
+    const stored = run.end.liverG + run.end.muscleG - (40 + 200);
     expect(stored).toBeCloseTo(100 - run.totals.metG - run.totals.spilledG, 9);
     expect(run.totals.spilledG).toBe(0);
   });
@@ -240,13 +269,14 @@ describe('uptake cap (guards "carbohydrate held back by the cap was discarded")'
   it('spills what neither store can hold, and only that', () => {
     const run = simulateGlycogen(
       example({
-        start: { liverG: 99, muscleG: 419, gutG: 0 },
+        start: { liverG: 98, muscleG: 420, gutG: 0 },
         meals: [{ atMs: at(7), carbsG: 60, absorptionType: 'RAPID' }],
       }),
     );
     expect(run.end.liverG).toBe(100);
     expect(run.end.muscleG).toBe(420);
-    // 60 g taken up, 10 g resting use, 2 g of room.
+    // 60 g taken up, 10 g resting use, 2 g of room (a full muscle takes nothing: its synthesis rate is 0).
+    expect(muscleSynthesisLimitG(420, capacityFor(70), 1)).toBe(0);
     expect(run.totals.spilledG).toBeCloseTo(60 - 10 - 2, 9);
   });
 });
@@ -389,6 +419,29 @@ describe('worked example G: a balanced day (no food logged) with ride F on it', 
     expect(Math.abs(run.end.liverG - 91.61)).toBeLessThan(G);
     expect(Math.abs(run.end.muscleG - 324.39)).toBeLessThan(G);
     expect(Math.abs(run.end.liverG + run.end.muscleG - 416)).toBeLessThan(G);
+  });
+});
+
+describe('worked example S: refilling muscle from its floor with the gut at its ceiling', () => {
+  const run = simulateGlycogen(
+    example({ start: { liverG: 100, muscleG: 105, gutG: 1100 }, startAt: at(0), steps: 45 }),
+  );
+  const muscleAfter = (steps: number): number => run.points[steps - 1]?.muscleG ?? Number.NaN;
+
+  it('takes the fastest 9.072 g a step up to 70 % of M_max and oxidises the other 10.928 g', () => {
+    expect(run.points.every((point) => point.uptakeG === 22.5)).toBe(true);
+    expect(Math.abs(muscleAfter(1) - 114.072)).toBeLessThan(G);
+    expect(Math.abs(muscleAfter(20) - 286.44)).toBeLessThan(G);
+    expect(Math.abs(muscleAfter(21) - 295.512)).toBeLessThan(G);
+    expect(run.points[20]?.spilledG).toBeCloseTo(10.928, 9);
+    expect(run.end.liverG).toBe(100);
+  });
+
+  it('then closes 7.2 % of the gap to 420 g a step: 399.285 g (95.07 %) after 11 h 15 min, never 420', () => {
+    expect(Math.abs(muscleAfter(22) - (420 - 124.488 * 0.928))).toBeLessThan(G);
+    expect(Math.abs(muscleAfter(45) - 399.285)).toBeLessThan(G);
+    expect(Math.abs(muscleAfter(45) - (420 - 124.488 * 0.928 ** 24))).toBeLessThan(1e-6);
+    for (const point of run.points) expect(point.muscleG).toBeLessThan(420);
   });
 });
 

@@ -297,7 +297,7 @@ describe('advice that cannot make a workout ready', () => {
 
   it('says so when muscle cannot reach 70 % by the start, and still keeps the liver at or above 20 g', () => {
     // Asked 90 min before the start: too late for the meal 3 h before, which would have made it ready.
-    const early = options({ liverG: 10, muscleG: 200 }, 120, 0.7);
+    const early = options({ liverG: 10, muscleG: 230 }, 120, 0.7);
     expect(planWorkoutFuel(early).withAdvice.status).toBe('ready');
     const input = { ...early, notBeforeMs: RIDE_START - 90 * MINUTE };
     const plan = planWorkoutFuel(input);

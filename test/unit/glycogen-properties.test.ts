@@ -12,6 +12,7 @@ import { releasedFraction } from '../../server/src/modules/derived/absorption.ts
 import { assessWorkoutFuel } from '../../server/src/modules/derived/fuel-plan.ts';
 import {
   ABSORPTION_PROFILES,
+  RESTING_USE_PER_STEP_G,
   STEP_MS,
   UPTAKE_CAP_PER_STEP_G,
   type AbsorptionType,
@@ -19,6 +20,7 @@ import {
 import {
   capacityFor,
   muscleFloorG,
+  muscleSynthesisLimitG,
   simulateGlycogen,
   type ExerciseInput,
   type GlycogenPoint,
@@ -165,6 +167,68 @@ describe('glycogen model invariants (fast-check, fixed seed)', () => {
       }),
       RUNS,
     );
+  });
+
+  it('never stores more in muscle in a step than its synthesis rate allows, and that rate binds on some days', () => {
+    let binding = 0;
+    fc.assert(
+      fc.property(scenarioArb, (input) => {
+        const run = simulateGlycogen(input);
+        let muscleBefore = input.start.muscleG;
+        for (const point of run.points) {
+          // The step's resting fraction ρ, from its resting use: demand − exercise = ρ × 2.5 g.
+          const restFraction = (point.demandG - point.exerciseG) / RESTING_USE_PER_STEP_G;
+          const limit = muscleSynthesisLimitG(muscleBefore, input.capacity, restFraction);
+          expect(point.muscleG - muscleBefore).toBeLessThanOrEqual(limit + 1e-9);
+          if (limit > 0 && point.muscleG - muscleBefore > limit - 1e-9) binding += 1;
+          muscleBefore = point.muscleG;
+        }
+      }),
+      RUNS,
+    );
+    expect(binding).toBeGreaterThan(0);
+  });
+
+  it('slows muscle synthesis as the store fills: the limit is continuous, never rises with M, and M + limit never falls', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 50, max: 90 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (massKg, a, b, restFraction) => {
+          const capacity = capacityFor(massKg);
+          const [low, high] = [Math.min(a, b) * capacity.muscleG, Math.max(a, b) * capacity.muscleG];
+          const limitLow = muscleSynthesisLimitG(low, capacity, restFraction);
+          const limitHigh = muscleSynthesisLimitG(high, capacity, restFraction);
+          expect(limitHigh).toBeLessThanOrEqual(limitLow + 1e-12);
+          expect(high + limitHigh).toBeGreaterThanOrEqual(low + limitLow - 1e-9);
+          // Lipschitz: 0.072 of the gap at most per step.
+          expect(limitLow - limitHigh).toBeLessThanOrEqual(0.072 * (high - low) + 1e-9);
+        },
+      ),
+      RUNS,
+    );
+    expect(muscleSynthesisLimitG(420, capacityFor(70), 1)).toBe(0);
+  });
+
+  it('does not limit synthesis on a balanced day (food not logged, assumed to restore what the day’s workouts used)', () => {
+    const capacity = capacityFor(70);
+    const input: GlycogenSimulationInput = {
+      capacity,
+      start: { liverG: 60, muscleG: 210, gutG: 0 },
+      startAt: START,
+      steps: 4,
+      meals: [{ atMs: START, carbsG: 60, absorptionType: 'RAPID' }],
+      exercise: [],
+    };
+    const limited = simulateGlycogen(input);
+    const balanced = simulateGlycogen({ ...input, restingUse: false });
+    // Second step: 22.5 g taken up. Limited: 20 g after resting use, muscle capped at 9.072 g.
+    // Balanced: no resting use, 70 % of 22.5 g = 15.75 g to muscle, above the limit.
+    const gain = (run: typeof limited) => (run.points[1]?.muscleG ?? 0) - (run.points[0]?.muscleG ?? 0);
+    expect(gain(limited)).toBeCloseTo(muscleSynthesisLimitG(210 + 8.75, capacity, 1), 9);
+    expect(gain(balanced)).toBeCloseTo(15.75, 9);
   });
 
   it('never lowers a later L, M or L + M when a meal is added', () => {

@@ -198,6 +198,59 @@ export const HEART_RATE_ZONE_INTENSITY_FACTORS: Readonly<Record<1 | 2 | 3 | 4 | 
   5: 1.1,
 };
 
+// ---------------------------------------------------------------- muscle glycogen synthesis
+
+/**
+ * Skeletal muscle mass as a fraction of body mass: 0.4. Whole-body MRI puts it
+ * at about 38 % of body mass in men and 31 % in women (Janssen et al. 2000,
+ * J Appl Physiol 89:81), trained endurance athletes towards the top; 0.4 is
+ * the model's round value, 28 kg at 70 kg.
+ */
+export const MUSCLE_MASS_FRACTION = 0.4;
+
+/** Grams per mmol of glucosyl units (C6H10O5, 162 g/mol): how glycogen measured in mmol becomes grams. */
+export const GLUCOSYL_G_PER_MMOL = 0.162;
+
+/**
+ * Fastest muscle glycogen synthesis, mmol glucosyl units per kg wet muscle
+ * per hour. After exercise, with 1.0–1.2 g/kg/h of carbohydrate or more,
+ * synthesis runs at about 5–10 mmol/kg ww/h, rarely more; with less intake or
+ * intake delayed, lower (Jentjens & Jeukendrup 2003, Sports Med 33:117; Ivy et
+ * al. 1988, J Appl Physiol 64:1480: about 7.7 in the first 2 h with
+ * carbohydrate at once, half that when it was delayed 2 h; Ivy et al. 1988,
+ * J Appl Physiol 65:2018: 1.5 g/kg every 2 h gave about 5–6 over 4 h, and
+ * twice the intake no more). 8 is the model's choice, near Ivy's 7.7 and
+ * inside the range; it binds only when uptake offers muscle more, as after a
+ * large meal. Restoring the muscle after depleting exercise takes about 24 h
+ * even with 525–648 g of carbohydrate a day (Costill et al. 1981, Am J Clin
+ * Nutr 34:1831), which this rate with the taper below gives for meals spread
+ * over the day (docs/science.md §3).
+ */
+export const MUSCLE_SYNTHESIS_MMOL_PER_KG_WW_PER_H = 8;
+
+/**
+ * The fastest synthesis as a fraction of M_max per hour:
+ * 8 mmol/kg/h × 0.162 g/mmol × 0.4 kg muscle per kg body ÷ 6 g/kg of M_max
+ * = 0.0864 (8.64 %/h; 0.5184 g per kg body mass an hour, 36.288 g/h or
+ * 9.072 g a step at 70 kg). Scales with body mass through M_max.
+ */
+export const MUSCLE_SYNTHESIS_MAX_FRACTION_PER_H =
+  (MUSCLE_SYNTHESIS_MMOL_PER_KG_WW_PER_H * GLUCOSYL_G_PER_MMOL * MUSCLE_MASS_FRACTION) / MUSCLE_MAX_G_PER_KG;
+
+/**
+ * Fill, fraction of M_max, above which synthesis slows: from this fill the
+ * rate falls in a straight line to 0 at M_max. Glycogen inhibits its own
+ * synthesis: glycogen synthase activity falls as the muscle's glycogen rises
+ * (Danforth 1965, J Biol Chem 240:588), and resynthesis after exercise is
+ * fastest when the muscle is most depleted (Zachwieja et al. 1991, Med Sci
+ * Sports Exerc 23:44). 70 % is the model's choice: below it the rate is the
+ * fastest, above it the muscle is fuelled for a typical session and refills
+ * more slowly. The straight line keeps the rate continuous, and its slope
+ * (0.072 of the gap to M_max a step) is far below 1, so M plus what it may take
+ * in a step never falls as M rises: more food never lowers a later level.
+ */
+export const MUSCLE_SYNTHESIS_TAPER_FROM_FRACTION = 0.7;
+
 // ---------------------------------------------------------------- splits between stores
 
 /**

@@ -59,13 +59,18 @@
  *    first and muscle only in part (Coyle et al. 1986, J Appl Physiol
  *    61:165; Jeukendrup et al. 1999, Am J Physiol 276:E672; Stellingwerff et
  *    al. 2007, Pflügers Arch 454:635).
- * 4. Uptake left over: the part ρ is stored 30 % in L and 70 % in M, what
- *    one store cannot hold going to the other and what neither can hold to
- *    `spilledG`; of the part 1 − ρ, what did not spare muscle is oxidised in
- *    place of fat, also `spilledG` (oxidised, not stored).
- * Faster post-exercise resynthesis (about 1.2 g/kg/h with ample intake;
- * Jentjens & Jeukendrup 2003, Sports Med 33:117) is not modelled beyond the
- * uptake cap, the honest limit of a model driven by what was eaten.
+ * 4. Uptake left over: the part ρ is stored 30 % in L and 70 % in M, muscle
+ *    taking at most ρ × its synthesis rate, what one store cannot take going
+ *    to the other and what neither can take to `spilledG`; of the part 1 − ρ,
+ *    what did not spare muscle is oxidised in place of fat, also `spilledG`
+ *    (oxidised, not stored).
+ * Muscle synthesis rate: muscle lays down glycogen at about 5–10 mmol per kg
+ * of wet muscle an hour at best (Jentjens & Jeukendrup 2003, Sports Med
+ * 33:117), far slower than the gut can deliver; the model takes 8, over a
+ * muscle mass of 40 % of body mass (9.072 g a step at 70 kg), falling in a
+ * straight line from 70 % of M_max to 0 at M_max as glycogen inhibits its own
+ * synthesis (`muscleSynthesisLimitG`). The limit is off on a balanced day
+ * (`restingUse: false`), whose intake is an assumption, not a timed meal.
  *
  * ## Invariants (checked on random inputs in test/unit/glycogen-properties.test.ts)
  * - Mass balance over any run of steps:
@@ -105,10 +110,13 @@ import {
   LIVER_MAX_G,
   MUSCLE_FLOOR_FRACTION,
   MUSCLE_MAX_G_PER_KG,
+  MUSCLE_SYNTHESIS_MAX_FRACTION_PER_H,
+  MUSCLE_SYNTHESIS_TAPER_FROM_FRACTION,
   RESTING_LIVER_OUTPUT_PER_STEP_G,
   RESTING_USE_PER_STEP_G,
   START_FILL_FRACTION,
   STEP_MS,
+  STEPS_PER_HOUR,
   STORAGE_LIVER_SHARE,
   UPTAKE_CAP_PER_STEP_G,
 } from './glycogen.constants.ts';
@@ -160,7 +168,9 @@ export interface GlycogenSimulationInput {
   readonly exercise: readonly ExerciseInput[];
   /**
    * Whether resting use is counted (default true). A past day without food
-   * logged is balanced: unlogged food covered its resting use (docs/science.md §3).
+   * logged is balanced: unlogged food covered its resting use, and the muscle
+   * synthesis limit is off, since the day's intake is a bookkeeping
+   * assumption, not a timed meal (docs/science.md §3).
    */
   readonly restingUse?: boolean;
 }
@@ -289,7 +299,8 @@ export function simulateGlycogen(input: GlycogenSimulationInput): GlycogenSimula
     const deficitG = liverDeficitG + muscleDeficitG;
 
     // 4. Leftover uptake of the resting part stored 30 % liver / 70 % muscle; of the exercise part, what did not spare muscle is oxidised.
-    const stored = storeUptake(liver, muscle, leftover * restFraction, capacity);
+    const muscleLimitG = restingUse ? muscleSynthesisLimitG(muscle, capacity, restFraction) : Infinity;
+    const stored = storeUptake(liver, muscle, leftover * restFraction, capacity, muscleLimitG);
     liver = stored.liverG;
     muscle = stored.muscleG;
     const spilledG = stored.spilledG + exerciseLeftover - spared;
@@ -351,20 +362,38 @@ function splitLiverMuscle(
 }
 
 /**
- * Stores `grams`, STORAGE_LIVER_SHARE to the liver and the rest to muscle;
- * what one store cannot hold goes to the other; what neither can hold is
- * spilled.
+ * The most muscle glycogen that can be laid down in a step whose resting
+ * fraction is `restFraction`, grams: the fastest synthesis (8.64 % of M_max an
+ * hour) up to 70 % full, falling in a straight line to 0 at M_max, times the
+ * resting fraction (muscle refills at rest, not while it works). The slope is
+ * at most 0.072 per step, so M + limit never decreases as M rises: a fuller
+ * muscle never ends a step below an emptier one (more food never lowers a
+ * later level).
+ */
+export function muscleSynthesisLimitG(muscleG: number, capacity: GlycogenCapacity, restFraction: number): number {
+  const fastestPerStep = (MUSCLE_SYNTHESIS_MAX_FRACTION_PER_H / STEPS_PER_HOUR) * capacity.muscleG;
+  const taperWidth = (1 - MUSCLE_SYNTHESIS_TAPER_FROM_FRACTION) * capacity.muscleG;
+  const taper = Math.min(1, Math.max(0, (capacity.muscleG - muscleG) / taperWidth));
+  return fastestPerStep * taper * restFraction;
+}
+
+/**
+ * Stores `grams`, STORAGE_LIVER_SHARE to the liver and the rest to muscle, up
+ * to `muscleLimitG` in muscle (its synthesis rate); what one store cannot take
+ * goes to the other (the liver refills fast: it takes what muscle cannot);
+ * what neither can take is spilled (oxidised).
  */
 function storeUptake(
   liverG: number,
   muscleG: number,
   grams: number,
   capacity: GlycogenCapacity,
+  muscleLimitG: number,
 ): { liverG: number; muscleG: number; spilledG: number } {
   if (grams <= 0) return { liverG, muscleG, spilledG: 0 };
   const roomLiver = capacity.liverG - liverG;
   const roomMuscle = capacity.muscleG - muscleG;
-  const added = splitLiverMuscle(grams, STORAGE_LIVER_SHARE, roomLiver, roomMuscle);
+  const added = splitLiverMuscle(grams, STORAGE_LIVER_SHARE, roomLiver, Math.min(roomMuscle, muscleLimitG));
   return {
     // Exactly at the ceiling when filled, so rounding never overshoots it.
     liverG: added.liverG >= roomLiver ? capacity.liverG : liverG + added.liverG,
