@@ -429,8 +429,8 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
  * before give, as one item: a meal 3 h before (BALANCED from 2 h, FAST
  * below), or, when something is eaten and at most 1 g/kg is missing, a FAST
  * top-up 1 h before. The item (not the target) is at most 1 g/kg for each
- * hour from its time to the start, less what is eaten in those hours; none
- * below 1 h.
+ * hour from its time to the start, less what is eaten in those hours, and
+ * within 1 g/kg an hour for all food from now to the start; none below 1 h.
  */
 function preWorkout(
   search: Pick<FuelSearch, 'workout' | 'earliestMs' | 'durationMin' | 'intensityFactor' | 'massKg' | 'meals'>,
@@ -450,7 +450,10 @@ function preWorkout(
   const hoursLeft = (workout.startMs - atMs) / HOUR_MS;
   // The cap is on the item: 1 g/kg for each hour from its time to the start, less what is eaten in those hours.
   // Food eaten earlier in the window had its own time; capping the whole target wrongly said "too little time".
-  const capG = hoursLeft * massKg - eatenIn(search.meals, atMs, workout.startMs);
+  // All food from now to the start keeps to 1 g/kg an hour too, so an item eaten now and asked again adds none.
+  const capAt = (fromMs: number) =>
+    ((workout.startMs - fromMs) / HOUR_MS) * massKg - eatenIn(search.meals, fromMs, workout.startMs);
+  const capG = Math.min(capAt(atMs), capAt(search.earliestMs));
   const missingG = roundUp(targetG - eatenG);
   const carbsG = missingG <= capG ? missingG : roundDown(capG);
   const due = targetG - eatenG > 1e-9;
