@@ -335,6 +335,44 @@ describe('usual intake', () => {
       expect(level.muscleG).toBeLessThanOrEqual(384);
     }
   });
+
+  it('moves an assumed meal inside a planned ride to its end, and counts it nowhere as in-ride food', async () => {
+    // In 3 days a 2 h ride from 12:00 covers the usual 12:30 lunch (95 g): the athlete eats it at 14:00.
+    const date = addDays(today(), 3);
+    const created = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+      token: eaterToken,
+      body: { date, timeOfDay: '12:00', sport: 'ride', title: 'Lunch ride', durationSecs: 7200, trainingStress: 120 },
+    });
+    expect(created.status).toBe(201);
+    await waitForRecompute(server.db, eater.id);
+    const day = await eaterTimeline(date, date);
+    // The stored assumed meals are the moved ones: the timeline shows the lunch where the model eats it.
+    expect(day.meals.map((meal) => [meal.at.slice(11, 16), meal.carbsG, meal.source])).toEqual([
+      ['07:30', 70, 'assumed'],
+      ['14:00', 95, 'assumed'],
+      ['19:00', 120, 'assumed'],
+    ]);
+    expect(day.assumptions.find((line) => line.startsWith(`${date}: usual meals assumed`))).toContain(
+      'lunch 14:00 95 g',
+    );
+    const fuel = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${created.body.id}/fuel`, {
+      token: eaterToken,
+    });
+    expect(fuel.status).toBe(200);
+    const during = fuel.body.plan.find((line) => line.phase === 'during')?.text ?? '';
+    // 2 h at IF sqrt(120 / 200) = 0.77: 45 g/h, 15 g at minutes 20, 40, ..., 100, none covered by the lunch.
+    expect(during).toMatch(/^During: 45 g\/h from /);
+    expect(during).not.toContain('logged');
+    expect(
+      fuel.body.advice.filter((item) => item.phase === 'during').map((item) => [item.at.slice(11, 16), item.carbsG]),
+    ).toEqual([
+      ['12:20', 15],
+      ['12:40', 15],
+      ['13:00', 15],
+      ['13:20', 15],
+      ['13:40', 15],
+    ]);
+  });
 });
 
 describe('planned workout fuel', () => {
@@ -451,7 +489,9 @@ describe('planned workout fuel', () => {
     expect(again.body.start.muscleG).toBeGreaterThanOrEqual(0.7 * 420);
     // Still a plan, now saying that what is logged covers it.
     expect(again.body.plan.map((line) => line.phase)).toEqual(['before', 'during', 'after']);
-    expect(again.body.plan[1]?.text).toMatch(/^During: 90 g\/h; the \d+ g logged in the workout count and cover it\.$/);
+    expect(again.body.plan[1]?.text).toMatch(
+      /^During: 90 g\/h; the \d+ g logged or planned in the workout count and cover it\.$/,
+    );
 
     const day = await timeline(tomorrow, tomorrow);
     expect(day.workouts).toMatchObject([

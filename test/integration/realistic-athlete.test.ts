@@ -228,6 +228,27 @@ describe('tomorrow’s 2.5 h ride and the untimed 4 h ride', () => {
     expect(fuel.plan.some((line) => line.phase === 'during')).toBe(true);
   });
 
+  it('gives the untimed 4 h ride, days ahead, a pre-workout top-up (not "too little time") and no assumed meal inside it', async () => {
+    const fuel = await fuelOf(seeded.longRide.id);
+    const day = await timeline(seeded.longRide.date, seeded.longRide.date);
+    const ride = day.workouts.find((workout) => workout.id === seeded.longRide.id);
+    if (!ride) throw new Error('the 4 h ride is on its day’s timeline');
+    const [startMs, endMs] = [Date.parse(ride.start), Date.parse(ride.end)];
+    // The usual meals count before it; what is missing of the 2 g/kg is at most 1 g/kg an hour before: a FAST top-up.
+    const before = fuel.plan.find((line) => line.phase === 'before')?.text ?? '';
+    expect(before).not.toContain('too little time');
+    const topUp = fuel.advice.filter((item) => item.phase === 'before');
+    expect(topUp).toHaveLength(1);
+    expect(topUp[0]).toMatchObject({ absorptionType: 'FAST' });
+    expect(Date.parse(topUp[0]?.at ?? '')).toBe(startMs - 3_600_000);
+    expect(topUp[0]?.carbsG).toBeLessThanOrEqual(70);
+    // An assumed meal in the ride's time is eaten after it; the plan counts nothing as eaten in the ride.
+    const inRide = day.meals.filter((meal) => Date.parse(meal.at) >= startMs && Date.parse(meal.at) < endMs);
+    expect(inRide).toEqual([]);
+    expect(day.meals.some((meal) => meal.source === 'assumed' && Date.parse(meal.at) === endMs)).toBe(true);
+    expect(fuel.plan.find((line) => line.phase === 'during')?.text).not.toContain('logged');
+  });
+
   it('never shows the stores above 100 % (or above either capacity) in the next 14 days', async () => {
     const horizon = await timeline(seeded.today, addDays(seeded.today, 13));
     expect(horizon.points.length).toBeGreaterThanOrEqual(14 * 92);

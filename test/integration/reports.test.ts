@@ -188,6 +188,9 @@ beforeAll(async () => {
   const planner = (await mintToken(server.db, athlete, { scopes: ['planning:write'] })).token;
   const plan = { date: '2026-11-18', sport: 'ride', title: 'Evening ride', timeOfDay: '17:30', durationSecs: 3600 };
   expect((await call(server.url, 'POST', '/api/planned-workouts', { token: planner, body: plan })).status).toBe(201);
+  // Nothing eaten on 11-19 before it, and no usual intake (2 logged days of the 14): `not_logged`, as the API says.
+  const unfed = { date: '2026-11-19', sport: 'ride', title: 'Unfed ride', timeOfDay: '10:00', durationSecs: 3600 };
+  expect((await call(server.url, 'POST', '/api/planned-workouts', { token: planner, body: unfed })).status).toBe(201);
 
   // The derived data as of a fixed day after the week, so the stored rows do not depend on the
   // clock; the worker first serves what the REST writes asked for, so nothing rewrites them after.
@@ -316,7 +319,11 @@ describe('report jobs', () => {
         startPercent: round1((((point?.[1] ?? NaN) + (point?.[2] ?? NaN)) / 520) * 100),
         status: expect.stringMatching(/^(ready|top_up|at_risk)$/) as string,
       }),
+      expect.objectContaining({ title: 'Unfed ride', status: 'not_logged', limitingStore: null }),
     ]);
+    // The stored day had no usual intake, and nothing with carbohydrate was logged on it: the API's rule.
+    expect(stored.find((day) => day.date === '2026-11-19')?.usualIntake).toBe(false);
+    expect(report.markdown).toMatch(/\| 2026-11-19 \| 10:00 \| Unfed ride \| 1:00 \| \d+ % \| \d+ % \| not logged/);
     expect(report.markdown).toContain('## Fuel');
     expect(report.markdown).toMatch(
       /\| 2026-11-18 \| 17:30 \| Evening ride \| 1:00 \| \d+ % \| \d+ % \| (ready|top up|at risk) \|/,

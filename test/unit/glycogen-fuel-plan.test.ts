@@ -489,12 +489,37 @@ describe('advice a coach would give, whatever the stores say (worked examples H 
       'Before: too little time is left for the 70 g (1 g/kg) of a pre-workout meal (10 g eaten); start eating early in the workout.',
     );
     for (const item of tooLate.advice) expect(item.atMs).toBeGreaterThanOrEqual(START - 45 * MINUTE);
-    // 1 h before a 4 h ride with 90 g eaten: the hour left allows 1 g/kg (70 g), already passed; no item.
-    const enough = planWorkoutFuel(input(240, 0.65, [{ ...breakfast, carbsG: 90 }], START - HOUR));
-    expect(before(enough).filter((item) => item.reason.startsWith('Pre-workout'))).toEqual([]);
-    expect(enough.plan[0]?.text).toBe(
+    // 1 h before a 4 h ride with 90 g eaten at 06:00: the cap is on the item, 1 g/kg for the hour
+    // left (70 g, nothing eaten in it), so the 50 g missing are a FAST top-up now, not "too little time".
+    const topUp = planWorkoutFuel(input(240, 0.65, [{ ...breakfast, carbsG: 90 }], START - HOUR));
+    expect(before(topUp)).toMatchObject([
+      { atMs: START - HOUR, carbsG: 50, absorptionType: 'FAST', reason: 'Pre-workout top-up' },
+    ]);
+    expect(topUp.plan[0]?.text).toBe(
+      'Before: 50 g of carbohydrate at 08:00, fast carbohydrate (banana, white bread, rice cakes), on top of the 90 g already eaten in the 4 h before (2 g/kg in the 1–4 h before).',
+    );
+    // The same 90 g planned at 08:15: the hour left already holds more than its 70 g, so the cap allows nothing.
+    const full = planWorkoutFuel(
+      input(240, 0.65, [{ ...breakfast, atMs: START - 45 * MINUTE, carbsG: 90 }], START - HOUR),
+    );
+    expect(before(full).filter((item) => item.reason.startsWith('Pre-workout'))).toEqual([]);
+    expect(full.plan[0]?.text).toBe(
       'Before: too little time is left for the 140 g (2 g/kg) of a pre-workout meal (90 g eaten); start eating early in the workout.',
     );
+  });
+
+  it('caps the advised item, not the whole target: 101.5 g of lunch 90 min before a 4 h ride leaves a 40 g top-up', () => {
+    // The realistic athlete's untimed 4 h ride (issue 21): asked days ahead, the usual lunch counts, and
+    // the 38.5 g missing (≤ 1 g/kg) go 60 min before, within the 70 g the hour left allows.
+    const lunch = { atMs: START - 90 * MINUTE, carbsG: 101.5, absorptionType: 'BALANCED' as const };
+    const options = input(240, 0.7, [lunch]);
+    const plan = planWorkoutFuel(options);
+    expect(before(plan)).toMatchObject([{ atMs: START - HOUR, carbsG: 40, absorptionType: 'FAST' }]);
+    expect(plan.plan[0]?.text).toBe(
+      'Before: 40 g of carbohydrate at 08:00, fast carbohydrate (banana, white bread, rice cakes), on top of the 101.5 g already eaten in the 4 h before (2 g/kg in the 1–4 h before).',
+    );
+    expect(plan.plan.map((line) => line.text).join(' ')).not.toContain('too little time');
+    expectSettled(options, plan);
   });
 
   it('counts what is logged in the ride: 30 g at minute 40 leaves 15 g at 09:20, 10:20, 10:40 and 11:00', () => {
@@ -506,7 +531,9 @@ describe('advice a coach would give, whatever the stores say (worked examples H 
       [100, 15],
       [120, 15],
     ]);
-    expect(plan.plan.find((line) => line.phase === 'during')?.text).toContain('the 30 g logged in the workout count');
+    expect(plan.plan.find((line) => line.phase === 'during')?.text).toContain(
+      'the 30 g logged or planned in the workout count',
+    );
     expectSettled(options, plan);
   });
 

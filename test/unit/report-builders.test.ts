@@ -8,6 +8,7 @@ import {
   buildLastWorkoutsReport,
   buildWeeklyNutritionReport,
   buildWeeklyTrainingReport,
+  type PlannedWorkoutFuelFigures,
   type ReportFuelInput,
   type ReportLoadDay,
   type ReportNutritionItem,
@@ -122,7 +123,13 @@ const food: ReportNutritionItem[] = [
 
 /** No derived data stored yet: the sections that read it say so. */
 const noDerivedData = { trainingLoad: [], recovery: [] };
-const noFuel: ReportFuelInput = { timeZone: 'UTC', capacity: capacityFor(70), days: [], plannedWorkouts: [] };
+const noFuel: ReportFuelInput = {
+  timeZone: 'UTC',
+  capacity: capacityFor(70),
+  days: [],
+  carbMealTimesMs: [],
+  plannedWorkouts: [],
+};
 
 const trainingWeek = { endDate: END_DATE, workouts, wellness, ...noDerivedData };
 const notStoredRecovery = {
@@ -624,10 +631,11 @@ const ZONE = 'Europe/Berlin';
 const CAPACITY = capacityFor(70); // 100 g liver + 420 g muscle
 
 /** A stored fuel day: 96 points with 100 g in the liver and `muscleG` in the muscle, except at the given steps. */
-function fuelDay(date: string, muscleG: number, dips: Readonly<Record<number, number>> = {}) {
+function fuelDay(date: string, muscleG: number, dips: Readonly<Record<number, number>> = {}, usualIntake = true) {
   const midnight = localMidnightMs(date, ZONE);
   return {
     date,
+    usualIntake,
     points: Array.from({ length: 96 }, (_, step): [number, number, number, number] => [
       midnight + (step + 1) * STEP_MS,
       100,
@@ -709,6 +717,7 @@ const fuel: ReportFuelInput = {
     fuelDay('2026-11-20', 300, { 95: 50 }),
     fuelDay('2026-11-21', 300),
   ],
+  carbMealTimesMs: [],
   plannedWorkouts,
 };
 
@@ -886,7 +895,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         '| 2026-11-19 | – | Anytime run | 0:45 | – | – | no start time |',
         '| 2026-11-20 | 23:30 | Midnight ride | 1:00 | 77 % | 29 % | at risk |',
         '',
-        'Fuel as the fuel service rates a planned workout, liver and muscle judged apart: at risk when the liver falls below 20 g or muscle reaches its floor (25 % of its capacity) at any point, or muscle starts below 50 % of its capacity; top up when muscle starts below 70 %; ready otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
+        'Fuel as the fuel service rates a planned workout, liver and muscle judged apart: at risk when the liver falls below 20 g or muscle reaches its floor (25 % of its capacity) at any point, or muscle starts below 50 % of its capacity; top up when muscle starts below 70 %; ready otherwise; not logged, whatever the stores say, when there was no usual intake (fewer than 3 days with food logged in the 14 before) and nothing with carbohydrate is logged or planned that day before the start. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
         '',
       ].join('\n'),
     );
@@ -918,6 +927,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
     const round2 = (value: number) => Math.round(value * 100) / 100;
     const stored = {
       date,
+      usualIntake: true,
       points: day.points.map((point): [number, number, number, number] => [
         point.atMs,
         round2(point.liverG),
@@ -934,6 +944,7 @@ describe('WEEKLY_NUTRITION: fuel', () => {
         timeZone: ZONE,
         capacity: CAPACITY,
         days: [fuelDay('2026-11-17', 300), stored],
+        carbMealTimesMs: [],
         plannedWorkouts: [plan],
       },
     });
@@ -943,6 +954,42 @@ describe('WEEKLY_NUTRITION: fuel', () => {
     expect(rated?.status).toBe(expected.status);
     expect(rated?.startPercent).toBeCloseTo(expected.startPercent, 1);
     expect(rated?.minPercent).toBeCloseTo(expected.minPercent, 1);
+  });
+});
+
+describe('WEEKLY_NUTRITION: not_logged, as the fuel API decides it', () => {
+  // p3, the 06:00 "Fasted ride" on 11-18, is at risk on the stored levels (muscle starts at 48.1 %).
+  const ratedP3 = (usualIntake: boolean, carbMealTimesMs: readonly number[]) => {
+    const days = fuel.days.map((day) =>
+      day.date === '2026-11-18' ? fuelDay('2026-11-18', 300, { 23: 150, 26: 60 }, usualIntake) : day,
+    );
+    const report = buildWeeklyNutritionReport({
+      endDate: END_DATE,
+      items: food,
+      fuel: { ...fuel, days, carbMealTimesMs },
+    });
+    const rated = (report.data['fuel'] as { plannedWorkouts: PlannedWorkoutFuelFigures[] }).plannedWorkouts;
+    const p3 = rated.find((plan) => plan.id === 'p3');
+    return { status: p3?.status, limitingStore: p3?.limitingStore, markdown: report.markdown };
+  };
+
+  it('says not logged, not at risk, when the day had no usual intake and nothing was logged before the start', () => {
+    const rated = ratedP3(false, []);
+    expect(rated).toMatchObject({ status: 'not_logged', limitingStore: null });
+    expect(rated.markdown).toContain('not logged (log or plan meals for a fuel status)');
+    expect(rated.markdown).not.toMatch(/Fasted ride[^\n]*at risk/);
+  });
+
+  it('judges the stores once carbohydrate is logged or planned that day before the start, or with a usual intake', () => {
+    // The evening before does not count: it is not the workout's day.
+    expect(ratedP3(false, [zonedTimeMs('2026-11-17', '20:00', ZONE)]).status).toBe('not_logged');
+    // At the start is not before it.
+    expect(ratedP3(false, [zonedTimeMs('2026-11-18', '06:00', ZONE)]).status).toBe('not_logged');
+    expect(ratedP3(false, [zonedTimeMs('2026-11-18', '05:00', ZONE)])).toMatchObject({
+      status: 'at_risk',
+      limitingStore: 'muscle',
+    });
+    expect(ratedP3(true, [])).toMatchObject({ status: 'at_risk', limitingStore: 'muscle' });
   });
 });
 

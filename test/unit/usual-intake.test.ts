@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   assumedMealsFor,
+  assumedMealTimeMs,
   slotOf,
   usualIntakeOf,
   type DayItem,
@@ -125,5 +126,30 @@ describe('assumed meals', () => {
     const today = assumedMealsFor(usual, [], { from: '2026-11-19', to: TODAY, today: TODAY, nowMinutes: at('10:00') });
     expect(today.map((meal) => `${meal.date} ${meal.slot}`)).toEqual([`${TODAY} LUNCH`, `${TODAY} DINNER`]);
     expect(assumedMealsFor(null, [], { from: TODAY, to: '2026-11-25', today: TODAY, nowMinutes: 0 })).toEqual([]);
+  });
+});
+
+describe('assumed meals and workouts (example U, tomorrow)', () => {
+  const HOUR = 3_600_000;
+  // Times on one day as hours after midnight, in ms: the rule is on instants.
+  const h = (hours: number) => hours * HOUR;
+  const lunch = h(12.5);
+
+  it('moves a meal inside a workout to its end: a ride 12:00-14:00 takes the 12:30 lunch to 14:00', () => {
+    expect(assumedMealTimeMs(lunch, [{ startMs: h(12), endMs: h(14) }])).toBe(h(14));
+  });
+
+  it('leaves a meal at a workout’s end or outside it where it is; a meal at the start is inside', () => {
+    expect(assumedMealTimeMs(lunch, [{ startMs: h(10), endMs: h(12.5) }])).toBe(lunch);
+    expect(assumedMealTimeMs(lunch, [{ startMs: h(13), endMs: h(15) }])).toBe(lunch);
+    expect(assumedMealTimeMs(lunch, [])).toBe(lunch);
+    expect(assumedMealTimeMs(lunch, [{ startMs: lunch, endMs: h(13) }])).toBe(h(13));
+  });
+
+  it('moves on through a workout that starts where the first ends, whatever order they come in', () => {
+    const first = { startMs: h(12), endMs: h(13) };
+    const second = { startMs: h(13), endMs: h(14.25) };
+    expect(assumedMealTimeMs(lunch, [first, second])).toBe(h(14.25));
+    expect(assumedMealTimeMs(lunch, [second, first])).toBe(h(14.25));
   });
 });

@@ -6,7 +6,8 @@ import {
   type StoredLoadDay,
   type StoredRecoveryDay,
 } from './analytics.repository.ts';
-import { findLatestWellnessWeight, listFuelDays, type StoredFuelDay } from './fuel.repository.ts';
+import { localMidnightMs, addDays } from '../../lib/dates.ts';
+import { findLatestWellnessWeight, listFoodItemsBetween, listFuelDays, type StoredFuelDay } from './fuel.repository.ts';
 import { DEFAULT_BODY_MASS_KG } from './glycogen.constants.ts';
 import { capacityFor, type GlycogenCapacity } from './glycogen.model.ts';
 
@@ -43,10 +44,16 @@ export interface StoredFuel {
   /** Liver and muscle capacity, grams (the timeline's `capacity`); their sum is 100 %. */
   readonly capacity: GlycogenCapacity;
   readonly days: StoredFuelDay[];
+  /**
+   * Times (epoch ms) of the logged or planned items with carbohydrate on
+   * those days: what `not_logged` looks at (fuel-plan.ts `isFuelNotLogged`).
+   */
+  readonly carbMealTimesMs: number[];
 }
 
 /**
- * The stored fuel days `from`..`to` (both included). Body mass as the fuel
+ * The stored fuel days `from`..`to` (both included), and when carbohydrate
+ * was logged or planned on them. Body mass as the fuel
  * service takes it: the profile's weight, else the latest wellness weight,
  * else the model's default.
  */
@@ -58,9 +65,19 @@ export async function readStoredFuel(
   const profile = await findModelProfile(db, userId);
   const massKg = profile?.weightKg ?? (await findLatestWellnessWeight(db, userId)) ?? DEFAULT_BODY_MASS_KG;
   const capacity = capacityFor(massKg);
+  const timeZone = profile?.timeZone ?? 'UTC';
+  const [days, items] = await Promise.all([
+    listFuelDays(db, userId, period.from, period.to),
+    listFoodItemsBetween(db, userId, {
+      fromMs: localMidnightMs(period.from, timeZone),
+      toMs: localMidnightMs(addDays(period.to, 1), timeZone),
+      timeZone,
+    }),
+  ]);
   return {
-    timeZone: profile?.timeZone ?? 'UTC',
+    timeZone,
     capacity,
-    days: await listFuelDays(db, userId, period.from, period.to),
+    days,
+    carbMealTimesMs: items.filter((item) => item.carbs > 0).map((item) => item.loggedAt.getTime()),
   };
 }

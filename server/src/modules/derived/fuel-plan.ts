@@ -174,6 +174,40 @@ export function judgeFuel(
   return { status: 'ready', limitingStore: null };
 }
 
+/** What the `not_logged` rule looks at for one planned workout (docs/science.md §3, "Not logged"). */
+export interface NotLoggedContext {
+  /** Whether the athlete had a usual intake when the workout's day was computed (the stored day's). */
+  readonly usualIntake: boolean;
+  /** The workout's local midnight and its start, epoch ms. */
+  readonly dayStartMs: number;
+  readonly startMs: number;
+  /** Times of the logged or planned items with carbohydrate (any days; those of the day before the start count). */
+  readonly carbMealTimesMs: readonly number[];
+}
+
+/**
+ * `not_logged`: no usual intake, and nothing with carbohydrate logged or
+ * planned on the workout's local day before its start. The stores then show
+ * only the missing log, so no status is judged from them. The fuel API and
+ * the weekly report both decide by this.
+ */
+export function isFuelNotLogged(context: NotLoggedContext): boolean {
+  if (context.usualIntake) return false;
+  return !context.carbMealTimesMs.some((atMs) => atMs >= context.dayStartMs && atMs < context.startMs);
+}
+
+/**
+ * A planned workout's status from the stores at its step boundaries
+ * (`judgeFuel`), unless `not_logged` applies, which overrides it.
+ */
+export function judgePlannedFuel(
+  levels: readonly Pick<GlycogenState, 'liverG' | 'muscleG'>[],
+  capacity: GlycogenCapacity,
+  context: NotLoggedContext,
+): FuelJudgement {
+  return isFuelNotLogged(context) ? { status: 'not_logged', limitingStore: null } : judgeFuel(levels, capacity);
+}
+
 /**
  * Reads a workout's start, minimum and end from a simulation that began at
  * `startAt` from `start`, and judges it. Choice: the start is the last step
@@ -286,15 +320,15 @@ interface Evaluation {
 
 /** The guideline pre-workout amount (docs/science.md §3, "Before"), against what the model's meals give. */
 interface PreWorkout {
-  /** The guideline for the workout, g/kg, before the cap by the hours left. */
+  /** The guideline for the workout, g/kg (the cap by the hours left is on the item). */
   readonly gPerKg: number;
-  /** The guideline in grams, before the cap by the hours left. */
+  /** The guideline in grams. */
   readonly targetG: number;
   /** Carbohydrate in the model's meals in the 4 h before the start. */
   readonly eatenG: number;
   /** The difference to eat, or null when none is due or too late. */
   readonly item: FuelAdviceItem | null;
-  /** The target is not met and the time left allows no more (less than an hour, or the g/kg per hour left). */
+  /** The target is not met and the time left allows no more (less than an hour, or the cap at the advised time). */
   readonly tooLate: boolean;
 }
 
@@ -394,7 +428,9 @@ function fuelSearch(options: WorkoutFuelPlanOptions): FuelSearch {
  * The guideline pre-workout amount less what the model's meals in the 4 h
  * before give, as one item: a meal 3 h before (BALANCED from 2 h, FAST
  * below), or, when something is eaten and at most 1 g/kg is missing, a FAST
- * top-up 1 h before; never more g/kg than the hours left, none below 1 h.
+ * top-up 1 h before. The item (not the target) is at most 1 g/kg for each
+ * hour from its time to the start, less what is eaten in those hours, and
+ * within 1 g/kg an hour for all food from now to the start; none below 1 h.
  */
 function preWorkout(
   search: Pick<FuelSearch, 'workout' | 'earliestMs' | 'durationMin' | 'intensityFactor' | 'massKg' | 'meals'>,
@@ -412,10 +448,17 @@ function preWorkout(
     workout.startMs - (topUp ? PRE_WORKOUT_HOURS.topUp : PRE_WORKOUT_HOURS.meal) * HOUR_MS,
   );
   const hoursLeft = (workout.startMs - atMs) / HOUR_MS;
-  const carbsG = roundUp(Math.min(gPerKg, hoursLeft) * massKg - eatenG);
+  // The cap is on the item: 1 g/kg for each hour from its time to the start, less what is eaten in those hours.
+  // Food eaten earlier in the window had its own time; capping the whole target wrongly said "too little time".
+  // All food from now to the start keeps to 1 g/kg an hour too, so an item eaten now and asked again adds none.
+  const capAt = (fromMs: number) =>
+    ((workout.startMs - fromMs) / HOUR_MS) * massKg - eatenIn(search.meals, fromMs, workout.startMs);
+  const capG = Math.min(capAt(atMs), capAt(search.earliestMs));
+  const missingG = roundUp(targetG - eatenG);
+  const carbsG = missingG <= capG ? missingG : roundDown(capG);
   const due = targetG - eatenG > 1e-9;
   if (!due || hoursLeft < PRE_WORKOUT_HOURS.least || carbsG <= 0) {
-    // Due but nothing more can go in: less than an hour is left, or the hours left allow no more than is eaten.
+    // Due but nothing more can go in: less than an hour is left, or the cap at the advised time allows nothing.
     return { gPerKg, targetG, eatenG, item: null, tooLate: due };
   }
   const balanced = !topUp && hoursLeft >= PRE_WORKOUT_HOURS.balancedFrom;
@@ -619,6 +662,10 @@ function roundUp(grams: number): number {
   return Math.ceil(grams / GRAMS_ROUNDING - 1e-9) * GRAMS_ROUNDING;
 }
 
+function roundDown(grams: number): number {
+  return Math.floor(grams / GRAMS_ROUNDING + 1e-9) * GRAMS_ROUNDING;
+}
+
 /** A number as the plan writes it: at most one decimal. */
 function formatNumber(value: number): string {
   return String(Math.round(value * 10) / 10);
@@ -736,6 +783,11 @@ function duringItems(rung: number, search: FuelSearch): FuelAdviceItem[] {
   return items;
 }
 
+/** Carbohydrate in the meals from `fromMs` up to but not including `untilMs`. */
+function eatenIn(meals: readonly MealInput[], fromMs: number, untilMs: number): number {
+  return meals.filter((meal) => meal.atMs >= fromMs && meal.atMs < untilMs).reduce((sum, meal) => sum + meal.carbsG, 0);
+}
+
 /** Carbohydrate in the meals from `fromMs` through `toMs`, both included. */
 function eatenBetween(meals: readonly MealInput[], fromMs: number, toMs: number): number {
   return meals.filter((meal) => meal.atMs >= fromMs && meal.atMs <= toMs).reduce((sum, meal) => sum + meal.carbsG, 0);
@@ -792,8 +844,9 @@ function duringLines(search: FuelSearch, result: SearchResult): FuelPlanLine[] {
   const rate = RATE_LADDER[result.candidate.rung];
   if (rate === undefined) return [];
   const during = result.advice.filter((item) => item.phase === 'during');
-  const loggedG = eatenBetween(search.meals, search.workout.startMs, search.workout.endMs);
-  const logged = loggedG > 0 ? `; the ${formatNumber(loggedG)} g logged in the workout count` : '';
+  // In the workout: from its start, before its end (a meal at the end is eaten after it).
+  const loggedG = eatenIn(search.meals, search.workout.startMs, search.workout.endMs);
+  const logged = loggedG > 0 ? `; the ${formatNumber(loggedG)} g logged or planned in the workout count` : '';
   const first = during[0];
   const perItem = (rate * DURING_INTERVAL_MIN) / 60;
   if (first === undefined) {

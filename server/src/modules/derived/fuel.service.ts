@@ -24,7 +24,7 @@ import {
   plannedWorkoutIntensity,
   type ExerciseInput,
 } from './exercise.ts';
-import { judgeFuel, planWorkoutFuel } from './fuel-plan.ts';
+import { isFuelNotLogged, judgePlannedFuel, planWorkoutFuel, type NotLoggedContext } from './fuel-plan.ts';
 import {
   findFirstFuelDataDate,
   findFuelDay,
@@ -54,6 +54,7 @@ import {
 } from './glycogen.model.ts';
 import {
   assumedMealsFor,
+  assumedMealTimeMs,
   USUAL_INTAKE_WINDOW_DAYS,
   usualIntakeOf,
   type AssumedMeal,
@@ -280,13 +281,24 @@ function localMinutesOf(instant: Date, timeZone: string): number {
 const hhmm = (minutes: number) =>
   `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 
-function placeAssumed(meal: AssumedMeal, timeZone: string): PlacedAssumedMeal {
-  return {
-    atMs: zonedTimeMs(meal.date, hhmm(meal.minutes), timeZone),
+/**
+ * The assumed meals at their instants: the usual time, or the end of a
+ * planned or recorded workout it would fall in (docs/science.md §3,
+ * "Assumed meals and workouts"). Stored so, the timeline shows them where
+ * they are counted.
+ */
+function placeAssumed(
+  meals: readonly AssumedMeal[],
+  inputs: Pick<FuelWindowInputs, 'recorded' | 'planned'>,
+  timeZone: string,
+): PlacedAssumedMeal[] {
+  const workouts = [...inputs.recorded, ...inputs.planned].map(({ startMs, endMs }) => ({ startMs, endMs }));
+  return meals.map((meal) => ({
+    atMs: assumedMealTimeMs(zonedTimeMs(meal.date, hhmm(meal.minutes), timeZone), workouts),
     carbsG: meal.carbsG,
     absorptionType: meal.absorptionType,
     slot: meal.slot,
-  };
+  }));
 }
 
 /** The assumed meals as a stored day keeps them. */
@@ -311,10 +323,13 @@ function withAssumedMeals(
  * start. The stores then show only the missing log, so no status is judged
  * from them.
  */
-function isNotLogged(inputs: FuelWindowInputs, placed: PlacedPlannedWorkout, timeZone: string): boolean {
-  if (inputs.usualIntake) return false;
-  const dayStart = localMidnightMs(placed.row.date, timeZone);
-  return !inputs.meals.some((meal) => meal.atMs >= dayStart && meal.atMs < placed.startMs);
+function notLoggedContext(inputs: FuelWindowInputs, placed: PlacedPlannedWorkout, timeZone: string): NotLoggedContext {
+  return {
+    usualIntake: inputs.usualIntake,
+    dayStartMs: localMidnightMs(placed.row.date, timeZone),
+    startMs: placed.startMs,
+    carbMealTimesMs: inputs.meals.map((meal) => meal.atMs),
+  };
 }
 
 /**
@@ -472,12 +487,11 @@ export async function recomputeFuel(trx: DbOrTrx, userId: string, fromDate: stri
     loadUsualIntake(trx, userId, athlete, today),
   ]);
   // Today's slots are assumed only after now; the previous stored day's assumed meals may still release into `from`.
-  const assumed = assumedMealsFor(usual, loaded.dayItems, {
-    from,
-    to,
-    today,
-    nowMinutes: localMinutesOf(now, athlete.timeZone),
-  }).map((meal) => placeAssumed(meal, athlete.timeZone));
+  const assumed = placeAssumed(
+    assumedMealsFor(usual, loaded.dayItems, { from, to, today, nowMinutes: localMinutesOf(now, athlete.timeZone) }),
+    loaded,
+    athlete.timeZone,
+  );
   const inputs = withAssumedMeals(loaded, [...assumedOfStored([previous]), ...assumed], usual !== null);
   const days: StoredFuelDay[] = [];
   // A capacity change (a new weight) applies at once: nothing is carried above the new ceiling.
@@ -607,9 +621,7 @@ function judgeFromStoredChain(
   const { athlete, stored } = context;
   const day = stored.find((candidate) => candidate.date === plan.row.date);
   if (!day) return { fuelStatus: null, limitingStore: null };
-  if (isNotLogged({ ...context.inputs, usualIntake: day.usualIntake }, plan, athlete.timeZone)) {
-    return { fuelStatus: 'not_logged', limitingStore: null };
-  }
+  const notLogged = notLoggedContext({ ...context.inputs, usualIntake: day.usualIntake }, plan, athlete.timeZone);
   const startAt = Math.floor(plan.startMs / STEP_MS) * STEP_MS;
   const endAt = Math.ceil(plan.endMs / STEP_MS) * STEP_MS;
   const dayStart = localMidnightMs(day.date, athlete.timeZone);
@@ -622,9 +634,10 @@ function judgeFromStoredChain(
     }
     if ((candidate.points.at(-1)?.[0] ?? 0) >= endAt) break;
   }
-  const judged = judgeFuel(
+  const judged = judgePlannedFuel(
     levels.map((level) => clampToCapacity({ ...level, gutG: 0 }, athlete.capacity)),
     athlete.capacity,
+    notLogged,
   );
   return { fuelStatus: judged.status, limitingStore: judged.limitingStore };
 }
@@ -743,12 +756,16 @@ async function withStoredOrUsualMeals(
   if (day) return withAssumedMeals(inputs, assumedOfStored(stored), day.usualIntake);
   const usual = await loadUsualIntake(db, userId, athlete, today);
   const last = inputs.planned.reduce((latest, plan) => (plan.row.date > latest ? plan.row.date : latest), date);
-  const assumed = assumedMealsFor(usual, inputs.dayItems, {
-    from: date,
-    to: last,
-    today,
-    nowMinutes: localMinutesOf(now, athlete.timeZone),
-  }).map((meal) => placeAssumed(meal, athlete.timeZone));
+  const assumed = placeAssumed(
+    assumedMealsFor(usual, inputs.dayItems, {
+      from: date,
+      to: last,
+      today,
+      nowMinutes: localMinutesOf(now, athlete.timeZone),
+    }),
+    inputs,
+    athlete.timeZone,
+  );
   return withAssumedMeals(inputs, assumed, usual !== null);
 }
 
@@ -813,7 +830,7 @@ function planPlacedWorkoutFuel({ athlete, inputs, placed, stored, now }: PlacedW
       ]),
     ],
   };
-  return isNotLogged(inputs, placed, athlete.timeZone) ? notLoggedFuel(fuel) : fuel;
+  return isFuelNotLogged(notLoggedContext(inputs, placed, athlete.timeZone)) ? notLoggedFuel(fuel) : fuel;
 }
 
 /**

@@ -189,3 +189,31 @@ export function assumedMealsFor(
   }
   return assumed;
 }
+
+/** A planned or recorded workout's span, epoch ms: from its start up to but not including its end. */
+export interface WorkoutSpan {
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+/**
+ * Where an assumed meal at `atMs` is eaten: at its time, or, when that falls
+ * inside a workout (at or after its start, before its end), at the workout's
+ * end: the athlete eats it after the ride, and food during a ride is the
+ * advice's job (docs/science.md §3, "Assumed meals and workouts"). A meal moved
+ * into another workout moves on to that one's end. Terminates: every move is
+ * to a later end.
+ */
+export function assumedMealTimeMs(atMs: number, workouts: readonly WorkoutSpan[]): number {
+  let at = atMs;
+  for (let moved = true; moved;) {
+    moved = false;
+    for (const workout of workouts) {
+      if (at >= workout.startMs && at < workout.endMs) {
+        at = workout.endMs;
+        moved = true;
+      }
+    }
+  }
+  return at;
+}

@@ -10,10 +10,10 @@ import { z } from 'zod';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow, WellnessRow, WorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import { addDays, formatInZone, zonedTimeMs } from '../../lib/dates.ts';
+import { addDays, formatInZone, localMidnightMs, zonedTimeMs } from '../../lib/dates.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { plannedWorkoutIntensity } from '../derived/exercise.ts';
-import { judgeFuel } from '../derived/fuel-plan.ts';
+import { judgePlannedFuel } from '../derived/fuel-plan.ts';
 import {
   readRecoveryDays,
   readStoredFuel,
@@ -633,8 +633,14 @@ export interface ReportFuelInput {
   readonly timeZone: string;
   /** Liver and muscle capacity, grams (the timeline's `capacity`); their sum is 100 %. */
   readonly capacity: { readonly liverG: number; readonly muscleG: number };
-  /** Stored days (`fuel_days`); a day either side of the week lets a workout cross midnight. */
-  readonly days: readonly Pick<StoredFuelDay, 'date' | 'points'>[];
+  /**
+   * Stored days (`fuel_days`); a day either side of the week lets a workout
+   * cross midnight. `usualIntake` is whether the day was computed with one
+   * (the `not_logged` rule).
+   */
+  readonly days: readonly Pick<StoredFuelDay, 'date' | 'points' | 'usualIntake'>[];
+  /** Times (epoch ms) of the logged or planned items with carbohydrate on those days (the `not_logged` rule). */
+  readonly carbMealTimesMs: readonly number[];
   /** The planned workouts; those of the week are used. */
   readonly plannedWorkouts: readonly ReportPlannedWorkout[];
 }
@@ -707,7 +713,7 @@ export interface PlannedWorkoutFuelFigures {
   readonly startPercent: number | null;
   readonly minPercent: number | null;
   readonly status: FuelStatus | null;
-  /** The store that decides the status (`judgeFuel`); `null` when `ready` or unrated. */
+  /** The store that decides the status (`judgePlannedFuel`); `null` when `ready`, `not_logged` or unrated. */
   readonly limitingStore: FuelLimitingStore | null;
   /** Why there is no status; `null` when there is one. */
   readonly unrated: 'no_start_time' | 'no_duration' | 'not_stored' | null;
@@ -744,7 +750,7 @@ function lowestOfDay(
 
 /**
  * A planned workout rated on the stored timeline by the fuel service's rule
- * (`judgeFuel`, fuel-plan.ts: liver and muscle judged apart): the level at the last step boundary at or
+ * (`judgePlannedFuel`, fuel-plan.ts: liver and muscle judged apart, `not_logged` first): the level at the last step boundary at or
  * before its start, and the lowest from there through the first boundary at
  * or after its end. The window is the one the fuel service places it in; an
  * untimed workout is placed by the athlete's recent start times, which depend
@@ -753,7 +759,7 @@ function lowestOfDay(
 function plannedWorkoutFuelOf(
   plan: ReportPlannedWorkout,
   levels: ReadonlyMap<number, FuelPoint>,
-  fuel: Pick<ReportFuelInput, 'capacity' | 'timeZone'>,
+  fuel: Pick<ReportFuelInput, 'capacity' | 'timeZone' | 'days' | 'carbMealTimesMs'>,
 ): PlannedWorkoutFuelFigures {
   const { timeZone, capacity } = fuel;
   const intensity = plannedWorkoutIntensity({
@@ -782,6 +788,8 @@ function plannedWorkoutFuelOf(
   });
   if (startMs === null) return unrated('no_start_time');
   if (intensity === null) return unrated('no_duration');
+  const day = fuel.days.find((candidate) => candidate.date === plan.date);
+  if (day === undefined) return unrated('not_stored');
   const endMs = startMs + sum(intensity.blocks.map((block) => block.durationSecs)) * 1000;
   const first = Math.floor(startMs / STEP_MS) * STEP_MS;
   const last = Math.ceil(endMs / STEP_MS) * STEP_MS;
@@ -792,9 +800,16 @@ function plannedWorkoutFuelOf(
     window.push(point);
   }
   const percents = window.map((point) => percentOfPoint(point, capacity));
-  const judgement = judgeFuel(
+  // The API's decision, `not_logged` included (fuel-plan.ts), on the day as stored.
+  const judgement = judgePlannedFuel(
     window.map((point) => ({ liverG: point[1], muscleG: point[2] })),
     capacity,
+    {
+      usualIntake: day.usualIntake,
+      dayStartMs: localMidnightMs(plan.date, timeZone),
+      startMs,
+      carbMealTimesMs: fuel.carbMealTimesMs,
+    },
   );
   return {
     ...figures,
@@ -900,7 +915,7 @@ function fuelSection(period: ReportPeriod, fuel: FuelSummary): string[] {
           ),
           '',
           // The rule is fuel-plan.ts's; a past day's timeline follows what was recorded, not the plan.
-          'Fuel as the fuel service rates a planned workout, liver and muscle judged apart: at risk when the liver falls below 20 g or muscle reaches its floor (25 % of its capacity) at any point, or muscle starts below 50 % of its capacity; top up when muscle starts below 70 %; ready otherwise. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
+          'Fuel as the fuel service rates a planned workout, liver and muscle judged apart: at risk when the liver falls below 20 g or muscle reaches its floor (25 % of its capacity) at any point, or muscle starts below 50 % of its capacity; top up when muscle starts below 70 %; ready otherwise; not logged, whatever the stores say, when there was no usual intake (fewer than 3 days with food logged in the 14 before) and nothing with carbohydrate is logged or planned that day before the start. Read from the stored timeline, which for a day already past when it was computed follows the recorded workouts, not the plan. A workout without a start time is placed only when its own fuel is asked for, so it is not rated here.',
         ];
   return ['## Fuel', '', ...lowest, '', '### Planned workouts', '', ...planned];
 }
