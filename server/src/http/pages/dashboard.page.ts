@@ -420,7 +420,7 @@ function loadSeries(data: DashboardData, key: LineKey): ChartSeries[] {
   const series: ChartSeries[] = [{ className: key, points: history }];
   const projection = data.outlook.projection;
   const todayPoint = history.at(-1);
-  if (projection.length === 0 || todayPoint?.y === null || todayPoint === undefined) return series;
+  if (projection.length === 0) return series;
   const projected = projection.map((day, index): ChartPoint => {
     const value = lineValue(day, key);
     return {
@@ -434,7 +434,8 @@ function loadSeries(data: DashboardData, key: LineKey): ChartSeries[] {
     ...series,
     {
       className: `${key} projection`,
-      points: [todayPoint, ...projected],
+      // Joined to today's value when today has one (form beyond ±100 % is a gap).
+      points: todayPoint === undefined || todayPoint.y === null ? projected : [todayPoint, ...projected],
       markerAt: (point) => point.x >= HISTORY_DAYS,
     },
   ];
