@@ -318,6 +318,12 @@ describe('the /dashboard page (Chromium)', () => {
     // The sentence names today's zone by the same edges.
     const zone = await region.locator('.load-today + p strong[data-zone]').getAttribute('data-zone');
     expect(zone).toBe(zoneOfPercent(formToday));
+    // Rides began 16 days ago: fitness is still building, and the panel marks those days.
+    expect((await region.locator('.load-today + p').textContent())?.replace(/\s+/g, ' ')).toContain(
+      `the recovery score leaves form out until`,
+    );
+    const firstRide = addDays(today, -Math.max(...RIDE_DAYS_BACK));
+    expect(await form.locator('rect.building').getAttribute('data-building-until')).toBe(addDays(firstRide, 42));
   });
 
   it('draws a dashed 14-day projection of CTL, ATL and TSB from the planned workouts, by the PMC recurrence', async () => {

@@ -22,7 +22,7 @@ import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { AppError } from '../../errors.ts';
-import { addDays, formatInZone, localDateOf } from '../../lib/dates.ts';
+import { addDays, daysBetween, formatInZone, localDateOf } from '../../lib/dates.ts';
 import {
   getLoadOutlook,
   getRecoveryPage,
@@ -36,7 +36,11 @@ import {
   dismissRecommendation,
   listRecommendationsOf,
 } from '../../modules/derived/recommendations.service.ts';
-import { ctlEnteringDay, RAMP_TOO_STEEP_CTL_PER_WEEK } from '../../modules/derived/training-load.model.ts';
+import {
+  ctlEnteringDay,
+  RAMP_TOO_STEEP_CTL_PER_WEEK,
+  TRAINING_HISTORY_MIN_DAYS,
+} from '../../modules/derived/training-load.model.ts';
 import {
   FORM_ZONE_PERCENT_BOUNDS,
   FORM_ZONES,
@@ -484,6 +488,20 @@ function todayMarker(): ChartMarker {
   return { at: HISTORY_DAYS - 1, className: 'now', title: 'Today: the projection starts after it', label: 'today' };
 }
 
+/**
+ * The first 42 days of training (docs/science.md §1.1): CTL is still building
+ * from 0, so form in percent reads how new the training is, and the recovery
+ * score leaves form out. `null` when no such day is on the load axis.
+ */
+function buildingSpan(data: DashboardData): { from: number; to: number; until: string } | null {
+  const first = data.outlook.firstWorkoutDate;
+  if (first === null) return null;
+  const until = addDays(first, TRAINING_HISTORY_MIN_DAYS);
+  const from = Math.max(0, daysBetween(data.historyFrom, first)) - 0.5;
+  const to = Math.min(LOAD_AXIS_DAYS - 1, daysBetween(data.historyFrom, until)) - 0.5;
+  return to <= from ? null : { from, to, until };
+}
+
 /** Today's numbers in words and figures: what the charts end with. */
 function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
   const ramp = data.outlook.rampCtlPerWeek;
@@ -509,6 +527,13 @@ function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
     <p class="muted">
       Form today is ${signed(form)} % of fitness: the
       <strong data-zone="${zone}">${FORM_ZONE_LABELS[zone].toLowerCase()}</strong> zone (${zoneRange(zone)}).
+      ${
+        data.outlook.firstWorkoutDate !== null &&
+        daysBetween(data.outlook.firstWorkoutDate, data.today) < TRAINING_HISTORY_MIN_DAYS
+          ? `Fitness is still building (under ${TRAINING_HISTORY_MIN_DAYS} days of training): the recovery score ` +
+            `leaves form out until ${dayLabel(addDays(data.outlook.firstWorkoutDate, TRAINING_HISTORY_MIN_DAYS))}.`
+          : ''
+      }
       ${
         ramp !== null && ramp > RAMP_TOO_STEEP_CTL_PER_WEEK
           ? `Fitness is rising faster than ${RAMP_TOO_STEEP_CTL_PER_WEEK} per week: a ramp that steep is hard to sustain.`
@@ -556,6 +581,7 @@ function formChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
   const low = ticks[0] ?? -40;
   const high = ticks.at(-1) ?? 30;
   const gaps = data.load.filter((day) => lineValue(day, 'form') === null).length;
+  const building = buildingSpan(data);
   const today = formPercentOfDay(latest);
   const label =
     `Form as a percentage of fitness (100 × TSB ÷ CTL, entering each day) from ${dayLabel(data.historyFrom)} to ` +
@@ -578,6 +604,22 @@ function formChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
       className: `form-zone zone-${zone}`,
       data: html`data-zone="${zone}"`,
     })),
+    ...(building === null
+      ? {}
+      : {
+          xBands: [
+            {
+              from: building.from,
+              to: building.to,
+              className: 'building',
+              data: html`data-building-until="${building.until}"`,
+              title:
+                `The first ${TRAINING_HISTORY_MIN_DAYS} days of training, until ${dayLabel(building.until)}: ` +
+                'CTL is still building from 0, so form in percent mostly reads how new the training is.',
+              label: 'CTL building',
+            },
+          ],
+        }),
     markers: [todayMarker()],
     series: loadSeries(data, 'form'),
   });
@@ -607,6 +649,11 @@ function trainingLoadSection(data: DashboardData): SafeHtml {
     ${fitnessChart(data, latest)}
     <ul class="legend" aria-hidden="true">
       <li><span class="swatch swatch-form"></span>Form (TSB as % of CTL)</li>
+      ${
+        buildingSpan(data) === null
+          ? undefined
+          : html`<li><span class="swatch building"></span>CTL building (first ${TRAINING_HISTORY_MIN_DAYS} days of training)</li>`
+      }
       ${FORM_ZONES.map(
         (zone) =>
           html`<li><span class="swatch zone-${zone}"></span>${FORM_ZONE_LABELS[zone]} (${zoneRange(zone)})</li>`,
@@ -833,6 +880,12 @@ function planLines(fuel: PlannedWorkoutFuel): { phase: FuelAdvicePhase; text: st
   });
 }
 
+/** A plan line's text without the phase word it may start with (the page writes the phase itself). */
+function withoutPhase(line: { phase: FuelAdvicePhase; text: string }): string {
+  const prefix = `${PHASE_LABELS[line.phase]}:`;
+  return line.text.startsWith(prefix) ? line.text.slice(prefix.length).trimStart() : line.text;
+}
+
 /**
  * The advice as its short plan, one line per phase. Collapsed (a `<details>`
  * opening to the timed items) when there are items; the plan alone when the
@@ -848,7 +901,7 @@ function adviceDetails(fuel: PlannedWorkoutFuel): SafeHtml {
   }
   const planText = lines.map(
     (line) =>
-      html`<span class="plan-line" data-phase="${line.phase}"><strong>${PHASE_LABELS[line.phase]}:</strong> ${line.text}</span>`,
+      html`<span class="plan-line" data-phase="${line.phase}"><strong>${PHASE_LABELS[line.phase]}:</strong> ${withoutPhase(line)}</span>`,
   );
   if (fuel.advice.length === 0) {
     return html`<div class="advice-plan">
