@@ -503,6 +503,61 @@ describe('the /dashboard page (Chromium)', () => {
     });
   }
 
+  it('a workout with no meals to judge by says "Log or plan meals" and keeps its in-ride plan line', async () => {
+    // No food logged at all: no usual intake, so tomorrow's rides are `not_logged` (docs/science.md §3).
+    const other = await makeUser(server.db, { timeZone: ZONE });
+    const otherToken = (await mintToken(server.db, other, { scopes: ['planning:read', 'planning:write'] })).token;
+    const plan = async (title: string, durationSecs: number) => {
+      const res = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+        token: otherToken,
+        body: { date: addDays(today, 1), timeOfDay: '09:00', sport: 'ride', title, durationSecs },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body;
+    };
+    const long = await plan('Two hours', 2 * 3600);
+    const short = await plan('One hour', 3600);
+    await settled(other);
+    const fuelOf = async (id: string) => {
+      const res = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${id}/fuel`, {
+        token: otherToken,
+      });
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    const [longFuel, shortFuel] = await Promise.all([fuelOf(long.id), fuelOf(short.id)]);
+    expect(longFuel.status).toBe('not_logged');
+    expect(shortFuel.status).toBe('not_logged');
+    // Over 75 minutes: the in-ride line stays, nothing before or after.
+    expect(longFuel.plan.map((line) => line.phase)).toEqual(['during']);
+    expect(shortFuel.plan).toEqual([]);
+
+    const page = await signedInDashboard(other);
+    const fuel = page.getByRole('region', { name: /^Glycogen/ });
+    for (const [workout, rest] of [
+      [long, longFuel],
+      [short, shortFuel],
+    ] as const) {
+      const card = fuel.locator(`li.plan[data-workout-id="${workout.id}"]`);
+      expect(await card.locator('.fuel-status').textContent()).toBe('Not logged');
+      expect(await card.locator('.not-logged-note').textContent()).toBe('Log or plan meals for a fuel status.');
+      const text = (await card.textContent())?.replace(/\s+/g, ' ') ?? '';
+      expect(text).not.toContain('No advice');
+      expect(text).not.toContain('Start liver');
+      expect(await card.locator('.limiting-store').count()).toBe(0);
+      const lines = await card
+        .locator('.plan-line')
+        .evaluateAll((nodes) =>
+          nodes.map((node) => ({ phase: node.getAttribute('data-phase'), visible: node.checkVisibility() })),
+        );
+      expect(lines).toEqual(rest.plan.map((line) => ({ phase: line.phase, visible: true })));
+    }
+    const line = longFuel.plan[0]?.text ?? '?';
+    expect(await fuel.locator(`li.plan[data-workout-id="${long.id}"] .plan-line`).textContent()).toContain(
+      line.replace(/^During:\s*/, '').slice(0, 30),
+    );
+  });
+
   it('shows a note instead of the glycogen forecast while nutrition is off, and says when there is no data', async () => {
     const other = await makeUser(server.db, { timeZone: ZONE });
     await server.db
