@@ -318,6 +318,9 @@ describe('the /dashboard page (Chromium)', () => {
     // The sentence names today's zone by the same edges.
     const zone = await region.locator('.load-today + p strong[data-zone]').getAttribute('data-zone');
     expect(zone).toBe(zoneOfPercent(formToday));
+    const sentence = (await region.locator('.load-today + p').textContent())?.replace(/\s+/g, ' ') ?? '';
+    expect(sentence).toMatch(/Form today is [+−±]\d+\.\d % of fitness: the [a-z ]+ zone \([^)]*%\)\./);
+    expect(sentence).not.toContain('zone zone');
     // Rides began 16 days ago: fitness is still building, and the panel marks those days.
     expect((await region.locator('.load-today + p').textContent())?.replace(/\s+/g, ' ')).toContain(
       `the recovery score leaves form out until`,

@@ -526,7 +526,7 @@ function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
     </dl>
     <p class="muted">
       Form today is ${signed(form)} % of fitness: the
-      <strong data-zone="${zone}">${FORM_ZONE_LABELS[zone].toLowerCase()}</strong> zone (${zoneRange(zone)}).
+      <strong data-zone="${zone}">${zoneName(zone)}</strong> (${zoneRange(zone)}).
       ${
         data.outlook.firstWorkoutDate !== null &&
         daysBetween(data.outlook.firstWorkoutDate, data.today) < TRAINING_HISTORY_MIN_DAYS
@@ -623,6 +623,12 @@ function formChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
     markers: [todayMarker()],
     series: loadSeries(data, 'form'),
   });
+}
+
+/** `fresh zone`, `grey zone`: the label in a sentence, with "zone" once. */
+function zoneName(zone: FormZone): string {
+  const label = FORM_ZONE_LABELS[zone].toLowerCase();
+  return label.endsWith(' zone') ? label : `${label} zone`;
 }
 
 function zoneRange(zone: FormZone): string {
