@@ -26,6 +26,7 @@ import { insertRecommendation } from '../../server/src/modules/derived/recommend
 import { csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
+import { measureLayout } from '../support/page-layout.ts';
 import { call } from '../support/http.ts';
 import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -155,6 +156,35 @@ afterAll(async () => {
 const chromium = usePortalBrowser(() => server.url);
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
+
+/**
+ * Form in percent of fitness for each of `days` (consecutive REST days):
+ * 100 · TSB / max(the previous day's CTL, 10), rounded as drawn, the first
+ * day's previous CTL being `ctlBefore`; days beyond ±100 % are left out (the
+ * panel draws them as gaps).
+ */
+function formPercents(
+  ctlBefore: number,
+  days: readonly { readonly date: string; readonly tsb: number; readonly ctl: number }[],
+): Record<string, number> {
+  const result: Record<string, number> = {};
+  let previous = ctlBefore;
+  for (const day of days) {
+    const percent = (100 * day.tsb) / Math.max(previous, 10);
+    if (Math.abs(percent) <= 100) result[day.date] = round1(percent);
+    previous = day.ctl;
+  }
+  return result;
+}
+
+/** intervals.icu's zones in percent (docs/science.md §1.1), written out here to check the page against. */
+function zoneOfPercent(percent: number): string {
+  if (percent > 20) return 'transition';
+  if (percent > 5) return 'fresh';
+  if (percent > -10) return 'grey';
+  if (percent >= -30) return 'optimal';
+  return 'high_risk';
+}
 const STATUS_WORDS: Record<FuelStatus, string> = {
   ready: 'Fuelled',
   top_up: 'Top up',
@@ -213,21 +243,28 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await chart.getAttribute('aria-label')).toContain(`${Object.keys(expected).length} of 90 days`);
   });
 
-  it('draws the PMC: daily stress bars, CTL and ATL lines, TSB over the form zones, all at the stored numbers', async () => {
-    const load = await get<TrainingLoad>(`/api/training-load?from=${historyFrom}&to=${today}`);
-    expect(load.items).toHaveLength(HISTORY_DAYS);
-    expect(load.items.at(-1)?.ctl).toBeGreaterThan(0);
+  it('draws the PMC: daily stress bars, CTL and ATL lines, form % over the form zones, all at the stored numbers', async () => {
+    // One day more than drawn: the first drawn day's form reads the CTL of the day before it.
+    const load = await get<TrainingLoad>(`/api/training-load?from=${addDays(historyFrom, -1)}&to=${today}`);
+    const drawnDays = load.items.filter((day) => day.date >= historyFrom);
+    expect(drawnDays).toHaveLength(HISTORY_DAYS);
+    // The athlete's data starts on the first drawn day: the chain starts from CTL 0 before it (§1).
+    const dayBeforeHistory = load.items.find((day) => day.date < historyFrom) ?? { ctl: 0 };
+    expect(drawnDays.at(-1)?.ctl).toBeGreaterThan(0);
     const page = await signedInDashboard();
     const region = page.getByRole('region', { name: 'Fitness, fatigue and form' });
     const fitness = region.getByRole('img', { name: /^Training stress per day/ });
-    const form = region.getByRole('img', { name: /^Form \(TSB/ });
-    for (const [chart, series] of [
-      [fitness, 'ctl'],
-      [fitness, 'atl'],
-      [form, 'tsb'],
-    ] as const) {
-      const expected = Object.fromEntries(load.items.map((day) => [day.date, round1(day[series])]));
-      expect(await drawnPoints(chart, series, 'data-date', 'data-value')).toEqual(expected);
+    const form = region.getByRole('img', { name: /^Form as a percentage of fitness/ });
+    for (const series of ['ctl', 'atl'] as const) {
+      const expected = Object.fromEntries(drawnDays.map((day) => [day.date, round1(day[series])]));
+      expect(await drawnPoints(fitness, series, 'data-date', 'data-value')).toEqual(expected);
+    }
+    // Form: 100 · TSB / max(CTL of the day before, 10) (docs/science.md §1.1, §2); beyond ±100 % a gap.
+    const expectedForm = formPercents(dayBeforeHistory.ctl, drawnDays);
+    const drawnForm = await drawnPoints(form, 'form', 'data-date', 'data-value');
+    expect(Object.keys(drawnForm).sort()).toEqual(Object.keys(expectedForm).sort());
+    for (const [date, value] of Object.entries(expectedForm)) {
+      expect(Math.abs((drawnForm[date] ?? NaN) - value), date).toBeLessThanOrEqual(0.05 + 1e-9);
     }
     // One bar per day with stress, at the day's TSS: the five rides.
     const bars = await fitness
@@ -235,25 +272,32 @@ describe('the /dashboard page (Chromium)', () => {
       .evaluateAll((rects) =>
         rects.map((rect) => [rect.getAttribute('data-date'), Number(rect.getAttribute('data-value'))]),
       );
-    const stressed = load.items.filter((day) => day.tss > 0);
+    const stressed = drawnDays.filter((day) => day.tss > 0);
     expect(stressed).toHaveLength(RIDE_DAYS_BACK.length);
     expect(Object.fromEntries(bars)).toEqual(Object.fromEntries(stressed.map((day) => [day.date, round1(day.tss)])));
-    // Five form zones shaded, each a band with height.
-    const zones = await form
-      .locator('rect[data-zone]')
-      .evaluateAll((rects) =>
-        rects.map((rect) => [rect.getAttribute('data-zone'), rect.getBoundingClientRect().height]),
-      );
-    expect(zones.map(([zone]) => zone)).toEqual(['transition', 'fresh', 'grey', 'optimal', 'high_risk']);
-    for (const [, height] of zones) expect(Number(height)).toBeGreaterThan(0);
+    // Five form zones shaded, each a band with height, at the recovery model's edges in percent.
+    const zones = await form.locator('rect[data-zone]').evaluateAll((rects) =>
+      rects.map((rect) => ({
+        zone: rect.getAttribute('data-zone'),
+        top: rect.getBoundingClientRect().top,
+        height: rect.getBoundingClientRect().height,
+      })),
+    );
+    expect(zones.map(({ zone }) => zone)).toEqual(['transition', 'fresh', 'grey', 'optimal', 'high_risk']);
+    for (const { height } of zones) expect(height).toBeGreaterThan(0);
+    // The optimal band spans 20 percentage points, the grey one 15 and the fresh one 15: heights 20 : 15 : 15.
+    const heightOf = (zone: string) => zones.find((band) => band.zone === zone)?.height ?? NaN;
+    expect(heightOf('grey') / heightOf('optimal')).toBeCloseTo(15 / 20, 2);
+    expect(heightOf('fresh') / heightOf('optimal')).toBeCloseTo(15 / 20, 2);
     for (const axis of ['Date', 'Training stress (TSS/day)']) {
       expect(await fitness.locator('text.axis-title', { hasText: axis }).count()).toBe(1);
     }
-    expect(await form.locator('text.axis-title', { hasText: 'Form, TSB (TSS/day)' }).count()).toBe(1);
+    expect(await form.locator('text.axis-title', { hasText: 'Form (% of fitness)' }).count()).toBe(1);
 
-    // Today's figures and the ramp: CTL today − CTL a week before.
-    const latest = load.items.at(-1);
-    const weekBefore = load.items.at(-8);
+    // Today's figures and the ramp: CTL today − CTL a week before; form as the recovery score reads it.
+    const latest = drawnDays.at(-1);
+    const dayBefore = drawnDays.at(-2);
+    const weekBefore = drawnDays.at(-8);
     const figures = Object.fromEntries(
       await region
         .locator('.load-today .figure')
@@ -261,12 +305,28 @@ describe('the /dashboard page (Chromium)', () => {
           nodes.map((node) => [node.getAttribute('data-key'), Number(node.getAttribute('data-value'))]),
         ),
     );
+    const formToday = (100 * (latest?.tsb ?? NaN)) / Math.max(dayBefore?.ctl ?? NaN, 10);
     expect(figures).toEqual({
       ctl: round1(latest?.ctl ?? NaN),
       atl: round1(latest?.atl ?? NaN),
       tsb: round1(latest?.tsb ?? NaN),
+      form: expect.closeTo(formToday, 1) as number,
       ramp: round1((latest?.ctl ?? NaN) - (weekBefore?.ctl ?? NaN)),
     });
+    const recovery = await get<{ items: RecoveryDay[] }>(`/api/recovery?from=${today}&to=${today}`);
+    expect(recovery.items[0]?.components.load.value).toBeCloseTo(formToday, 9);
+    // The sentence names today's zone by the same edges.
+    const zone = await region.locator('.load-today + p strong[data-zone]').getAttribute('data-zone');
+    expect(zone).toBe(zoneOfPercent(formToday));
+    const sentence = (await region.locator('.load-today + p').textContent())?.replace(/\s+/g, ' ') ?? '';
+    expect(sentence).toMatch(/Form today is [+−±]\d+\.\d % of fitness: the [a-z ]+ zone \([^)]*%\)\./);
+    expect(sentence).not.toContain('zone zone');
+    // Rides began 16 days ago: fitness is still building, and the panel marks those days.
+    expect((await region.locator('.load-today + p').textContent())?.replace(/\s+/g, ' ')).toContain(
+      `the recovery score leaves form out until`,
+    );
+    const firstRide = addDays(today, -Math.max(...RIDE_DAYS_BACK));
+    expect(await form.locator('rect.building').getAttribute('data-building-until')).toBe(addDays(firstRide, 42));
   });
 
   it('draws a dashed 14-day projection of CTL, ATL and TSB from the planned workouts, by the PMC recurrence', async () => {
@@ -274,14 +334,15 @@ describe('the /dashboard page (Chromium)', () => {
     const stored = load.items[0];
     if (!stored) throw new Error('no training load today');
     // docs/science.md §1.1: tomorrow's 3 h ride counts its planned 192 TSS; the run without a duration counts 0.
-    const expected: Record<'ctl' | 'atl' | 'tsb', Record<string, number>> = { ctl: {}, atl: {}, tsb: {} };
+    const expected: Record<'ctl' | 'atl' | 'form', Record<string, number>> = { ctl: {}, atl: {}, form: {} };
     const plannedTss: Record<string, number> = {};
     let { ctl, atl } = stored;
     for (let day = 1; day <= 14; day += 1) {
       const date = addDays(today, day);
       const tss = day === 1 ? 192 : 0;
       if (tss > 0) plannedTss[date] = tss;
-      expected.tsb[date] = round1(ctl - atl);
+      const percent = (100 * (ctl - atl)) / Math.max(ctl, 10);
+      if (Math.abs(percent) <= 100) expected.form[date] = round1(percent);
       ctl += (tss - ctl) / 42;
       atl += (tss - atl) / 7;
       expected.ctl[date] = round1(ctl);
@@ -290,11 +351,11 @@ describe('the /dashboard page (Chromium)', () => {
     const page = await signedInDashboard();
     const region = page.getByRole('region', { name: 'Fitness, fatigue and form' });
     const fitness = region.getByRole('img', { name: /^Training stress per day/ });
-    const form = region.getByRole('img', { name: /^Form \(TSB/ });
+    const form = region.getByRole('img', { name: /^Form as a percentage of fitness/ });
     for (const [chart, series] of [
       [fitness, 'ctl'],
       [fitness, 'atl'],
-      [form, 'tsb'],
+      [form, 'form'],
     ] as const) {
       expect(await drawnPoints(chart, `${series}-projection`, 'data-date', 'data-value')).toEqual(expected[series]);
       const line = chart.locator(`.series.${series}.projection path.line`);
@@ -420,38 +481,7 @@ describe('the /dashboard page (Chromium)', () => {
     it(`at ${width} px: no text rendered under 11 px, no horizontal scroll, every column on screen`, async () => {
       const page = await signedInDashboard();
       await page.setViewportSize({ width, height: 900 });
-      const layout = await page.evaluate(() => {
-        const small: string[] = [];
-        let measured = 0;
-        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
-          const parent = node.parentElement;
-          if (!parent || (node.textContent ?? '').trim() === '' || parent.closest('title, script, style')) continue;
-          const range = document.createRange();
-          range.selectNodeContents(node);
-          const box = range.getBoundingClientRect();
-          if (box.width === 0 || box.height === 0) continue; // not rendered (a closed <details>, a hidden head)
-          const css = parseFloat(getComputedStyle(parent).fontSize);
-          // SVG text scales with its viewBox: the rendered size is the CSS size times the drawing's scale.
-          const svg = parent.closest('svg');
-          const scale = svg ? (svg.getScreenCTM()?.a ?? 1) : 1;
-          measured += 1;
-          if (css * scale < 11)
-            small.push(`${(css * scale).toFixed(1)} px: ${(node.textContent ?? '').trim().slice(0, 40)}`);
-        }
-        const main = document.querySelector('main') ?? document.body;
-        const offscreen = Array.from(main.querySelectorAll('th, td, text, p, li, h2, h3, h4'))
-          .filter((element) => element.getBoundingClientRect().right > window.innerWidth + 0.5)
-          .map((element) => (element.textContent ?? '').trim().slice(0, 40));
-        return {
-          small,
-          measured,
-          offscreen,
-          scrollWidth: document.documentElement.scrollWidth,
-          height: document.documentElement.scrollHeight,
-          charts: document.querySelectorAll('svg.chart').length,
-        };
-      });
+      const layout = await measureLayout(page);
       expect(layout.measured).toBeGreaterThan(100);
       expect(layout.small).toEqual([]);
       expect(layout.scrollWidth).toBeLessThanOrEqual(width);
@@ -475,6 +505,61 @@ describe('the /dashboard page (Chromium)', () => {
       }
     });
   }
+
+  it('a workout with no meals to judge by says "Log or plan meals" and keeps its in-ride plan line', async () => {
+    // No food logged at all: no usual intake, so tomorrow's rides are `not_logged` (docs/science.md §3).
+    const other = await makeUser(server.db, { timeZone: ZONE });
+    const otherToken = (await mintToken(server.db, other, { scopes: ['planning:read', 'planning:write'] })).token;
+    const plan = async (title: string, durationSecs: number) => {
+      const res = await call<PlannedWorkout>(server.url, 'POST', '/api/planned-workouts', {
+        token: otherToken,
+        body: { date: addDays(today, 1), timeOfDay: '09:00', sport: 'ride', title, durationSecs },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body;
+    };
+    const long = await plan('Two hours', 2 * 3600);
+    const short = await plan('One hour', 3600);
+    await settled(other);
+    const fuelOf = async (id: string) => {
+      const res = await call<PlannedWorkoutFuel>(server.url, 'GET', `/api/planned-workouts/${id}/fuel`, {
+        token: otherToken,
+      });
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    const [longFuel, shortFuel] = await Promise.all([fuelOf(long.id), fuelOf(short.id)]);
+    expect(longFuel.status).toBe('not_logged');
+    expect(shortFuel.status).toBe('not_logged');
+    // Over 75 minutes: the in-ride line stays, nothing before or after.
+    expect(longFuel.plan.map((line) => line.phase)).toEqual(['during']);
+    expect(shortFuel.plan).toEqual([]);
+
+    const page = await signedInDashboard(other);
+    const fuel = page.getByRole('region', { name: /^Glycogen/ });
+    for (const [workout, rest] of [
+      [long, longFuel],
+      [short, shortFuel],
+    ] as const) {
+      const card = fuel.locator(`li.plan[data-workout-id="${workout.id}"]`);
+      expect(await card.locator('.fuel-status').textContent()).toBe('Not logged');
+      expect(await card.locator('.not-logged-note').textContent()).toBe('Log or plan meals for a fuel status.');
+      const text = (await card.textContent())?.replace(/\s+/g, ' ') ?? '';
+      expect(text).not.toContain('No advice');
+      expect(text).not.toContain('Start liver');
+      expect(await card.locator('.limiting-store').count()).toBe(0);
+      const lines = await card
+        .locator('.plan-line')
+        .evaluateAll((nodes) =>
+          nodes.map((node) => ({ phase: node.getAttribute('data-phase'), visible: node.checkVisibility() })),
+        );
+      expect(lines).toEqual(rest.plan.map((line) => ({ phase: line.phase, visible: true })));
+    }
+    const line = longFuel.plan[0]?.text ?? '?';
+    expect(await fuel.locator(`li.plan[data-workout-id="${long.id}"] .plan-line`).textContent()).toContain(
+      line.replace(/^During:\s*/, '').slice(0, 30),
+    );
+  });
 
   it('shows a note instead of the glycogen forecast while nutrition is off, and says when there is no data', async () => {
     const other = await makeUser(server.db, { timeZone: ZONE });

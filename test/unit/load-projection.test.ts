@@ -1,15 +1,16 @@
 /**
  * The load chart's outlook (docs/science.md §1.1): the projection continues
- * the CTL / ATL chain from a stored day with the planned stress, and the form
- * zones band absolute TSB.
+ * the CTL / ATL chain from a stored day with the planned stress; the form
+ * zones (percent of fitness) are the recovery model's.
  */
 import { describe, expect, it } from 'vitest';
+import { projectTrainingLoad } from '../../server/src/modules/derived/load-projection.ts';
 import {
-  FORM_ZONE_BOUNDS,
+  FORM_ZONE_PERCENT_BOUNDS,
   FORM_ZONES,
-  formZoneOf,
-  projectTrainingLoad,
-} from '../../server/src/modules/derived/load-projection.ts';
+  formPercentOf,
+  formZoneOfPercent,
+} from '../../server/src/modules/derived/recovery.model.ts';
 
 describe('projectTrainingLoad', () => {
   it('reproduces the worked example: CTL 50, ATL 60, then 100 TSS tomorrow and nothing the day after', () => {
@@ -47,17 +48,18 @@ describe('projectTrainingLoad', () => {
   });
 });
 
-describe('form zones', () => {
-  it('bands absolute TSB as transition > +25, fresh +5..+25, grey −10..+5, optimal −30..−10, high risk < −30', () => {
-    expect(formZoneOf(30)).toBe('transition');
-    expect(formZoneOf(25)).toBe('transition');
-    expect(formZoneOf(10)).toBe('fresh');
-    expect(formZoneOf(5)).toBe('fresh');
-    expect(formZoneOf(0)).toBe('grey');
-    expect(formZoneOf(-10)).toBe('grey');
-    expect(formZoneOf(-10.1)).toBe('optimal');
-    expect(formZoneOf(-30)).toBe('optimal');
-    expect(formZoneOf(-30.1)).toBe('high_risk');
+describe('form zones (percent of fitness, shared with the recovery model)', () => {
+  it('bands form % as transition > +20, fresh +5..+20, grey −10..+5, optimal −30..−10, high risk < −30', () => {
+    expect(formZoneOfPercent(30)).toBe('transition');
+    expect(formZoneOfPercent(20.1)).toBe('transition');
+    expect(formZoneOfPercent(20)).toBe('fresh');
+    expect(formZoneOfPercent(5.1)).toBe('fresh');
+    expect(formZoneOfPercent(5)).toBe('grey');
+    expect(formZoneOfPercent(0)).toBe('grey');
+    expect(formZoneOfPercent(-9.9)).toBe('grey');
+    expect(formZoneOfPercent(-10)).toBe('optimal');
+    expect(formZoneOfPercent(-30)).toBe('optimal');
+    expect(formZoneOfPercent(-30.1)).toBe('high_risk');
   });
 
   it('leaves no gap and no overlap between the zones', () => {
@@ -65,7 +67,17 @@ describe('form zones', () => {
       const above = FORM_ZONES[index - 1];
       const below = FORM_ZONES[index];
       if (above === undefined || below === undefined) throw new Error('zone missing');
-      expect(FORM_ZONE_BOUNDS[below].to).toBe(FORM_ZONE_BOUNDS[above].from);
+      expect(FORM_ZONE_PERCENT_BOUNDS[below].to).toBe(FORM_ZONE_PERCENT_BOUNDS[above].from);
     }
+  });
+
+  it('reads form as 100 · TSB / max(CTL entering the day, 10): the worked examples of §1.1', () => {
+    // CTL 50 the day before, TSB −10: −20 %, optimal.
+    expect(formPercentOf(-10, 50)).toBeCloseTo(-20, 12);
+    // CTL 58, ATL 88: TSB −30 is −51.72 %, high risk.
+    expect(formPercentOf(-30, 58)).toBeCloseTo(-51.7241, 4);
+    expect(formZoneOfPercent(formPercentOf(-30, 58))).toBe('high_risk');
+    // CTL 5 counts as 10.
+    expect(formPercentOf(-4, 5)).toBeCloseTo(-40, 12);
   });
 });

@@ -22,7 +22,7 @@ import type { Db } from '../../db/database.ts';
 import type { User } from '../../db/tables.ts';
 import type { Actor } from '../../lib/actor.ts';
 import { AppError } from '../../errors.ts';
-import { addDays, formatInZone, localDateOf } from '../../lib/dates.ts';
+import { addDays, daysBetween, formatInZone, localDateOf } from '../../lib/dates.ts';
 import {
   getLoadOutlook,
   getRecoveryPage,
@@ -30,20 +30,26 @@ import {
   type LoadOutlook,
 } from '../../modules/derived/analytics.service.ts';
 import { LIVER_RISK_G, MUSCLE_FLOOR_FRACTION } from '../../modules/derived/glycogen.constants.ts';
-import {
-  FORM_ZONE_BOUNDS,
-  FORM_ZONES,
-  type FormZone,
-  formZoneOf,
-  LOAD_PROJECTION_DAYS,
-} from '../../modules/derived/load-projection.ts';
+import { LOAD_PROJECTION_DAYS } from '../../modules/derived/load-projection.ts';
 import {
   acceptRecommendation,
   dismissRecommendation,
   listRecommendationsOf,
 } from '../../modules/derived/recommendations.service.ts';
-import { RAMP_TOO_STEEP_CTL_PER_WEEK } from '../../modules/derived/training-load.model.ts';
-import { MAINTAIN_MIN_SCORE, READY_MIN_SCORE } from '../../modules/derived/recovery.model.ts';
+import {
+  ctlEnteringDay,
+  RAMP_TOO_STEEP_CTL_PER_WEEK,
+  TRAINING_HISTORY_MIN_DAYS,
+} from '../../modules/derived/training-load.model.ts';
+import {
+  FORM_ZONE_PERCENT_BOUNDS,
+  FORM_ZONES,
+  type FormZone,
+  formPercentOf,
+  formZoneOfPercent,
+  MAINTAIN_MIN_SCORE,
+  READY_MIN_SCORE,
+} from '../../modules/derived/recovery.model.ts';
 import { getFuelTimeline, getPlannedWorkoutFuel } from '../../modules/derived/fuel.service.ts';
 import { listPlannedWorkoutPage } from '../../modules/planned-workouts/planned-workouts.service.ts';
 import type { PageDeps } from './account.pages.ts';
@@ -66,6 +72,8 @@ import { signedInUserOr303 } from './session-guard.ts';
 const HISTORY_DAYS = 90;
 /** Days of glycogen drawn: today and the two after it. */
 const FUEL_DAYS = 3;
+/** Days of planned workouts listed with their fuel status and plan: today and the six after it. */
+const PLAN_DAYS = 7;
 const QUARTER_HOUR_MS = 15 * 60_000;
 
 /**
@@ -104,10 +112,9 @@ interface DashboardData {
 const RECOMMENDATIONS_SHOWN = 20;
 
 async function loadFuel(db: Db, actor: Actor, today: string, now: Date): Promise<DashboardData['fuel']> {
-  const to = addDays(today, FUEL_DAYS - 1);
   const [timeline, planned] = await Promise.all([
-    getFuelTimeline(db, actor, { from: today, to }, now),
-    listPlannedWorkoutPage(db, actor, { from: today, to, limit: PAGE_LIMIT_MAX }),
+    getFuelTimeline(db, actor, { from: today, to: addDays(today, FUEL_DAYS - 1) }, now),
+    listPlannedWorkoutPage(db, actor, { from: today, to: addDays(today, PLAN_DAYS - 1), limit: PAGE_LIMIT_MAX }),
   ]);
   const fuels = await Promise.all(
     planned.items.map(async (workout) => {
@@ -361,41 +368,78 @@ function loadDates(data: DashboardData): { date: string; x: number }[] {
 
 type LoadKey = 'ctl' | 'atl' | 'tsb';
 const LOAD_LABELS: Record<LoadKey, string> = { ctl: 'CTL (fitness)', atl: 'ATL (fatigue)', tsb: 'TSB (form)' };
+/** The drawn lines: CTL and ATL in TSS/day, form in percent of fitness. */
+type LineKey = 'ctl' | 'atl' | 'form';
+const LINE_LABELS: Record<LineKey, string> = { ctl: 'CTL (fitness)', atl: 'ATL (fatigue)', form: 'Form' };
+
+/** A stored or projected day, as the lines read it. */
+interface LoadNumbers {
+  readonly tss: number;
+  readonly ctl: number;
+  readonly atl: number;
+  readonly tsb: number;
+}
 
 /**
- * One CTL, ATL or TSB line over the stored days, and its dashed projection
+ * The form panel spans at most this far either side of 0 % (docs/science.md
+ * §1.1): a day beyond (CTL still tiny) is a gap rather than a squashed panel.
+ */
+const FORM_AXIS_LIMIT_PERCENT = 100;
+
+/** Form as the recovery model reads it: TSB in percent of the CTL it was computed from. */
+const formPercentOfDay = (day: LoadNumbers) => formPercentOf(day.tsb, ctlEnteringDay(day));
+
+/** A line's drawn value of one day (one decimal), or null where the form panel leaves a gap. */
+function lineValue(day: LoadNumbers, key: LineKey): number | null {
+  if (key !== 'form') return round1(day[key]);
+  const percent = formPercentOfDay(day);
+  return Math.abs(percent) > FORM_AXIS_LIMIT_PERCENT ? null : round1(percent);
+}
+
+function lineTitle(day: LoadNumbers, key: LineKey): string {
+  if (key !== 'form') return `${LINE_LABELS[key]} ${round1(day[key])}`;
+  const percent = formPercentOfDay(day);
+  return (
+    `form ${signed(percent)} % of fitness (TSB ${signed(day.tsb)}), ` +
+    `${FORM_ZONE_LABELS[formZoneOfPercent(percent)].toLowerCase()}`
+  );
+}
+
+/**
+ * One CTL, ATL or form line over the stored days, and its dashed projection
  * (joined to today's stored value, which carries no marker of its own there).
  */
-function loadSeries(data: DashboardData, key: LoadKey): ChartSeries[] {
+function loadSeries(data: DashboardData, key: LineKey): ChartSeries[] {
   const byDate = new Map(data.load.map((day) => [day.date, day]));
   const history = historyDates(data.historyFrom).map((date, index): ChartPoint => {
     const day = byDate.get(date);
-    const value = day === undefined ? null : round1(day[key]);
+    const value = day === undefined ? null : lineValue(day, key);
     return {
       x: index,
       y: value,
       data: html`data-date="${date}" data-value="${value ?? ''}" data-series="${key}"`,
-      title: `${dayLabel(date)}: ${LOAD_LABELS[key]} ${value ?? 'none'}`,
+      title: `${dayLabel(date)}: ${day === undefined ? 'no data' : lineTitle(day, key)}`,
     };
   });
   const series: ChartSeries[] = [{ className: key, points: history }];
   const projection = data.outlook.projection;
   const todayPoint = history.at(-1);
-  if (projection.length === 0 || todayPoint?.y === null || todayPoint === undefined) return series;
+  if (projection.length === 0) return series;
   const projected = projection.map((day, index): ChartPoint => {
-    const value = round1(day[key]);
+    const value = lineValue(day, key);
     return {
       x: HISTORY_DAYS + index,
       y: value,
-      data: html`data-date="${day.date}" data-value="${value}" data-series="${key}-projection"`,
-      title: `${dayLabel(day.date)} (projected from planned workouts): ${LOAD_LABELS[key]} ${value}`,
+      data: html`data-date="${day.date}" data-value="${value ?? ''}" data-series="${key}-projection"`,
+      title: `${dayLabel(day.date)} (projected from planned workouts): ${lineTitle(day, key)}`,
     };
   });
   return [
     ...series,
     {
       className: `${key} projection`,
-      points: [todayPoint, ...projected],
+      // Joined to today's value when today has one (form beyond ±100 % is a gap).
+      points: todayPoint === undefined || todayPoint.y === null ? projected : [todayPoint, ...projected],
       markerAt: (point) => point.x >= HISTORY_DAYS,
     },
   ];
@@ -444,10 +488,25 @@ function todayMarker(): ChartMarker {
   return { at: HISTORY_DAYS - 1, className: 'now', title: 'Today: the projection starts after it', label: 'today' };
 }
 
+/**
+ * The first 42 days of training (docs/science.md §1.1): CTL is still building
+ * from 0, so form in percent reads how new the training is, and the recovery
+ * score leaves form out. `null` when no such day is on the load axis.
+ */
+function buildingSpan(data: DashboardData): { from: number; to: number; until: string } | null {
+  const first = data.outlook.firstWorkoutDate;
+  if (first === null) return null;
+  const until = addDays(first, TRAINING_HISTORY_MIN_DAYS);
+  const from = Math.max(0, daysBetween(data.historyFrom, first)) - 0.5;
+  const to = Math.min(LOAD_AXIS_DAYS - 1, daysBetween(data.historyFrom, until)) - 0.5;
+  return to <= from ? null : { from, to, until };
+}
+
 /** Today's numbers in words and figures: what the charts end with. */
 function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
   const ramp = data.outlook.rampCtlPerWeek;
-  const zone = formZoneOf(latest.tsb);
+  const form = formPercentOfDay(latest);
+  const zone = formZoneOfPercent(form);
   const figure = (key: LoadKey, value: number, shown: string) =>
     html`<div class="figure" data-key="${key}" data-value="${round1(value)}">
       <dt>${LOAD_LABELS[key]}</dt>
@@ -456,13 +515,25 @@ function loadToday(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
   return html`<dl class="load-today" data-date="${latest.date}">
       ${figure('ctl', latest.ctl, round1(latest.ctl).toFixed(1))} ${figure('atl', latest.atl, round1(latest.atl).toFixed(1))}
       ${figure('tsb', latest.tsb, signed(latest.tsb))}
+      <div class="figure" data-key="form" data-value="${round1(form)}">
+        <dt>Form (% of fitness)</dt>
+        <dd>${signed(form)} %</dd>
+      </div>
       <div class="figure" data-key="ramp" data-value="${ramp === null ? '' : round1(ramp)}">
         <dt>Ramp (CTL change in 7 days)</dt>
         <dd>${ramp === null ? '–' : `${signed(ramp)} per week`}</dd>
       </div>
     </dl>
     <p class="muted">
-      Form today is in the <strong data-zone="${zone}">${FORM_ZONE_LABELS[zone].toLowerCase()}</strong> zone.
+      Form today is ${signed(form)} % of fitness: the
+      <strong data-zone="${zone}">${zoneName(zone)}</strong> (${zoneRange(zone)}).
+      ${
+        data.outlook.firstWorkoutDate !== null &&
+        daysBetween(data.outlook.firstWorkoutDate, data.today) < TRAINING_HISTORY_MIN_DAYS
+          ? `Fitness is still building (under ${TRAINING_HISTORY_MIN_DAYS} days of training): the recovery score ` +
+            `leaves form out until ${dayLabel(addDays(data.outlook.firstWorkoutDate, TRAINING_HISTORY_MIN_DAYS))}.`
+          : ''
+      }
       ${
         ramp !== null && ramp > RAMP_TOO_STEEP_CTL_PER_WEEK
           ? `Fitness is rising faster than ${RAMP_TOO_STEEP_CTL_PER_WEEK} per week: a ramp that steep is hard to sustain.`
@@ -499,44 +570,73 @@ function fitnessChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
   });
 }
 
-/** TSB with the form zones shaded behind it, and its projection dashed. */
+/** A percentage with a true minus sign, e.g. `−30` (axis labels and zone ranges). */
+const percentNumber = (value: number) => (value < 0 ? `−${Math.abs(value)}` : value > 0 ? `+${value}` : '0');
+
+/** Form in percent of fitness over the recovery model's form zones, and its projection dashed. */
 function formChart(data: DashboardData, latest: TrainingLoadDay): SafeHtml {
-  const values = [...data.load.map((day) => day.tsb), ...data.outlook.projection.map((day) => day.tsb)];
+  const days: LoadNumbers[] = [...data.load, ...data.outlook.projection];
+  const values = days.map(formPercentOfDay).filter((value) => Math.abs(value) <= FORM_AXIS_LIMIT_PERCENT);
   const ticks = niceTicks(Math.min(-40, ...values), Math.max(30, ...values));
   const low = ticks[0] ?? -40;
   const high = ticks.at(-1) ?? 30;
+  const gaps = data.load.filter((day) => lineValue(day, 'form') === null).length;
+  const building = buildingSpan(data);
+  const today = formPercentOfDay(latest);
   const label =
-    `Form (TSB, CTL − ATL entering each day) from ${dayLabel(data.historyFrom)} to ${dayLabel(data.today)}, ` +
-    `over the form zones: on ${dayLabel(latest.date)} TSB ${round1(latest.tsb)}, ` +
-    `${FORM_ZONE_LABELS[formZoneOf(latest.tsb)].toLowerCase()}.`;
+    `Form as a percentage of fitness (100 × TSB ÷ CTL, entering each day) from ${dayLabel(data.historyFrom)} to ` +
+    `${dayLabel(data.today)}, over the form zones: on ${dayLabel(latest.date)} ${signed(today)} %, ` +
+    `${FORM_ZONE_LABELS[formZoneOfPercent(today)].toLowerCase()}.` +
+    (gaps > 0 ? ` ${gaps} days beyond ±${FORM_AXIS_LIMIT_PERCENT} % (fitness still very low) are gaps.` : '');
   return lineChart({
     ariaLabel: label,
-    title: 'Form (TSB) and its zones',
+    title: 'Form (% of fitness) and its zones',
     x: { min: 0, max: LOAD_AXIS_DAYS - 1, ticks: loadTicks(data), title: 'Date' },
     y: {
       min: low,
       max: high,
       ticks: ticks.map((value) => ({ value, label: value < 0 ? `−${Math.abs(value)}` : String(value) })),
-      title: 'Form, TSB (TSS/day)',
+      title: 'Form (% of fitness)',
     },
     yBands: FORM_ZONES.map((zone) => ({
-      from: Math.max(FORM_ZONE_BOUNDS[zone].from, low),
-      to: Math.min(FORM_ZONE_BOUNDS[zone].to, high),
+      from: Math.max(FORM_ZONE_PERCENT_BOUNDS[zone].from, low),
+      to: Math.min(FORM_ZONE_PERCENT_BOUNDS[zone].to, high),
       className: `form-zone zone-${zone}`,
       data: html`data-zone="${zone}"`,
     })),
+    ...(building === null
+      ? {}
+      : {
+          xBands: [
+            {
+              from: building.from,
+              to: building.to,
+              className: 'building',
+              data: html`data-building-until="${building.until}"`,
+              title:
+                `The first ${TRAINING_HISTORY_MIN_DAYS} days of training, until ${dayLabel(building.until)}: ` +
+                'CTL is still building from 0, so form in percent mostly reads how new the training is.',
+              label: 'CTL building',
+            },
+          ],
+        }),
     markers: [todayMarker()],
-    series: loadSeries(data, 'tsb'),
+    series: loadSeries(data, 'form'),
   });
 }
 
-const zoneRange = (zone: FormZone): string => {
-  const { from, to } = FORM_ZONE_BOUNDS[zone];
-  const number = (value: number) => (value < 0 ? `−${Math.abs(value)}` : `+${value}`);
-  if (!Number.isFinite(to)) return `above ${number(from)}`;
-  if (!Number.isFinite(from)) return `below ${number(to)}`;
-  return `${number(from)} to ${number(to)}`;
-};
+/** `fresh zone`, `grey zone`: the label in a sentence, with "zone" once. */
+function zoneName(zone: FormZone): string {
+  const label = FORM_ZONE_LABELS[zone].toLowerCase();
+  return label.endsWith(' zone') ? label : `${label} zone`;
+}
+
+function zoneRange(zone: FormZone): string {
+  const { from, to } = FORM_ZONE_PERCENT_BOUNDS[zone];
+  if (!Number.isFinite(to)) return `above ${percentNumber(from)} %`;
+  if (!Number.isFinite(from)) return `below ${percentNumber(to)} %`;
+  return `${percentNumber(from)} to ${percentNumber(to)} %`;
+}
 
 function trainingLoadSection(data: DashboardData): SafeHtml {
   const latest = data.load.at(-1);
@@ -554,7 +654,12 @@ function trainingLoadSection(data: DashboardData): SafeHtml {
     </ul>
     ${fitnessChart(data, latest)}
     <ul class="legend" aria-hidden="true">
-      <li><span class="swatch swatch-tsb"></span>${LOAD_LABELS.tsb}</li>
+      <li><span class="swatch swatch-form"></span>Form (TSB as % of CTL)</li>
+      ${
+        buildingSpan(data) === null
+          ? undefined
+          : html`<li><span class="swatch building"></span>CTL building (first ${TRAINING_HISTORY_MIN_DAYS} days of training)</li>`
+      }
       ${FORM_ZONES.map(
         (zone) =>
           html`<li><span class="swatch zone-${zone}"></span>${FORM_ZONE_LABELS[zone]} (${zoneRange(zone)})</li>`,
@@ -781,18 +886,39 @@ function planLines(fuel: PlannedWorkoutFuel): { phase: FuelAdvicePhase; text: st
   });
 }
 
+/** A plan line's text without the phase word it may start with (the page writes the phase itself). */
+function withoutPhase(line: { phase: FuelAdvicePhase; text: string }): string {
+  const prefix = `${PHASE_LABELS[line.phase]}:`;
+  return line.text.startsWith(prefix) ? line.text.slice(prefix.length).trimStart() : line.text;
+}
+
+/**
+ * The advice as its short plan, one line per phase. Collapsed (a `<details>`
+ * opening to the timed items) when there are items; the plan alone when the
+ * server gave plan lines but no items (e.g. the in-ride line of a `not_logged`
+ * workout); "no advice" only when there is neither.
+ */
 function adviceDetails(fuel: PlannedWorkoutFuel): SafeHtml {
   const lines = planLines(fuel);
-  if (fuel.advice.length === 0 && lines.length === 0) {
-    return html`<p class="muted">No advice: the stores are enough for this workout.</p>`;
+  if (lines.length === 0) {
+    return fuel.status === 'not_logged'
+      ? html``
+      : html`<p class="muted">No advice: the stores are enough for this workout.</p>`;
+  }
+  const planText = lines.map(
+    (line) =>
+      html`<span class="plan-line" data-phase="${line.phase}"><strong>${PHASE_LABELS[line.phase]}:</strong> ${withoutPhase(line)}</span>`,
+  );
+  if (fuel.advice.length === 0) {
+    return html`<div class="advice-plan">
+      <span class="plan-title">Fuel plan</span>
+      ${planText}
+    </div>`;
   }
   return html`<details class="advice-plan">
     <summary>
       <span class="plan-title">Fuel plan</span>
-      ${lines.map(
-        (line) =>
-          html`<span class="plan-line" data-phase="${line.phase}"><strong>${PHASE_LABELS[line.phase]}:</strong> ${line.text}</span>`,
-      )}
+      ${planText}
     </summary>
     <ol class="advice">
       ${fuel.advice.map(
@@ -805,6 +931,16 @@ function adviceDetails(fuel: PlannedWorkoutFuel): SafeHtml {
       )}
     </ol>
   </details>`;
+}
+
+/** The stores the forecast saw, or, with no meals to judge by, what to do for a status. */
+function storesLine(fuel: PlannedWorkoutFuel): SafeHtml {
+  if (fuel.status === 'not_logged') {
+    return html`<span class="not-logged-note">Log or plan meals for a fuel status.</span>`;
+  }
+  return html`Start liver ${grams(fuel.start.liverG)}, muscle ${grams(fuel.start.muscleG)}; lowest liver
+    ${grams(fuel.minimum.liverG)} at ${clockOf(fuel.minimum.at)}; end liver ${grams(fuel.end.liverG)}, muscle
+    ${grams(fuel.end.muscleG)}.`;
 }
 
 function plannedFuelItem({ workout, fuel }: PlannedFuel): SafeHtml {
@@ -821,9 +957,7 @@ function plannedFuelItem({ workout, fuel }: PlannedFuel): SafeHtml {
               >${STORE_LABELS[fuel.limitingStore]} limits.</span
             >`
       }
-      Start liver ${grams(fuel.start.liverG)}, muscle ${grams(fuel.start.muscleG)}; lowest liver
-      ${grams(fuel.minimum.liverG)} at ${clockOf(fuel.minimum.at)}; end liver ${grams(fuel.end.liverG)}, muscle
-      ${grams(fuel.end.muscleG)}.
+      ${storesLine(fuel)}
     </p>
     ${adviceDetails(fuel)}
   </li>`;
@@ -838,10 +972,10 @@ function fuelSection(data: DashboardData): SafeHtml {
   }
   const { timeline, planned } = data.fuel;
   return html`${fuelCharts(data, data.fuel)}
-    <h3>Planned workouts</h3>
+    <h3>Planned workouts, next ${PLAN_DAYS} days</h3>
     ${
       planned.length === 0
-        ? html`<p class="muted">No planned workouts with a duration in these days.</p>`
+        ? html`<p class="muted">No planned workouts with a duration in the next ${PLAN_DAYS} days.</p>`
         : html`<ul class="plans">
             ${planned.map(plannedFuelItem)}
           </ul>`

@@ -206,6 +206,11 @@ export interface LoadOutlook {
   readonly projection: readonly ProjectedLoadDay[];
   /** Planned workouts in the projected days with neither a stress nor a duration: counted as 0. */
   readonly unscoredPlannedWorkouts: number;
+  /**
+   * The local date of the athlete's first workout (`null` without one): form
+   * in percent of CTL means little in the 42 days after it (docs/science.md §1.1, §2).
+   */
+  readonly firstWorkoutDate: string | null;
 }
 
 /**
@@ -215,9 +220,20 @@ export interface LoadOutlook {
  */
 export async function getLoadOutlook(db: Db, actor: Actor, now: Date): Promise<LoadOutlook> {
   const today = localDateOf(now, actor.timeZone);
-  const stored = await listTrainingLoad(db, actor.userId, addDays(today, -RAMP_DAYS), today);
+  const [stored, { firstWorkout }] = await Promise.all([
+    listTrainingLoad(db, actor.userId, addDays(today, -RAMP_DAYS), today),
+    findFirstDataDates(db, actor.userId),
+  ]);
   const last = stored.at(-1);
-  if (last?.date !== today) return { from: null, rampCtlPerWeek: null, projection: [], unscoredPlannedWorkouts: 0 };
+  if (last?.date !== today) {
+    return {
+      from: null,
+      rampCtlPerWeek: null,
+      projection: [],
+      unscoredPlannedWorkouts: 0,
+      firstWorkoutDate: firstWorkout,
+    };
+  }
   const planned = await listPlannedBetween(db, actor, addDays(today, 1), addDays(today, LOAD_PROJECTION_DAYS));
   const stresses: DatedStress[] = [];
   let unscored = 0;
@@ -231,6 +247,7 @@ export async function getLoadOutlook(db: Db, actor: Actor, now: Date): Promise<L
     rampCtlPerWeek: weeklyCtlRamp(stored, today),
     projection: projectTrainingLoad(last, stresses),
     unscoredPlannedWorkouts: unscored,
+    firstWorkoutDate: firstWorkout,
   };
 }
 

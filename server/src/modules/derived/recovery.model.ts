@@ -112,6 +112,25 @@ export const LOAD_SCORE_POINTS = [
 ] as const;
 /** CTL below this counts as this in TSB / CTL (model default): a single ride would swing p by hundreds of percent. */
 export const LOAD_CTL_FLOOR = 10;
+/**
+ * The form zones of TrainingPeaks and intervals.icu read as percent of fitness
+ * (intervals.icu's percentage mode; docs/science.md §1.1 and §2), highest first.
+ * The dashboard's form panel shades these same zones.
+ */
+export const FORM_ZONES = ['transition', 'fresh', 'grey', 'optimal', 'high_risk'] as const;
+export type FormZone = (typeof FORM_ZONES)[number];
+/**
+ * Each zone's range in percent of CTL (open ends infinite). The optimal zone
+ * holds both its edges; every other edge belongs to the zone nearer the
+ * optimal one (+5 is grey, +20 fresh).
+ */
+export const FORM_ZONE_PERCENT_BOUNDS: Readonly<Record<FormZone, { readonly from: number; readonly to: number }>> = {
+  transition: { from: 20, to: Number.POSITIVE_INFINITY },
+  fresh: { from: 5, to: 20 },
+  grey: { from: -10, to: 5 },
+  optimal: { from: -30, to: -10 },
+  high_risk: { from: Number.NEGATIVE_INFINITY, to: -30 },
+};
 /** The load counts only with this many days of training history: one CTL time constant (docs/science.md §1). */
 export const LOAD_MIN_DAYS_SINCE_FIRST_WORKOUT = TRAINING_HISTORY_MIN_DAYS;
 /** A score needs ≥ 2 components, HRV or resting HR among them. */
@@ -607,18 +626,35 @@ export function loadScoreOfFormPercent(percent: number): number {
   return last.score;
 }
 
-/** The form zone a percentage falls in (TrainingPeaks / intervals.icu edges, read as % of CTL). */
-function formZoneOf(percent: number): string {
-  if (percent < -30) return 'the high-risk zone (below -30 %)';
-  if (percent <= -10) return 'the optimal training zone (-10 to -30 %)';
-  if (percent <= 5) return 'the grey zone (-10 to +5 %)';
-  if (percent <= 25) return 'fresh (+5 to +25 %)';
-  return 'very fresh (above +25 %)';
+/** Form as a percentage of fitness: 100·TSB / max(CTL, 10), with the CTL the TSB was computed from (docs/science.md §2). */
+export function formPercentOf(tsb: number, ctlEnteringDay: number): number {
+  return (100 * tsb) / Math.max(ctlEnteringDay, LOAD_CTL_FLOOR);
 }
+
+/** The form zone a percentage of fitness falls in (FORM_ZONE_PERCENT_BOUNDS; edges go towards the optimal zone). */
+export function formZoneOfPercent(percent: number): FormZone {
+  const bounds = FORM_ZONE_PERCENT_BOUNDS;
+  if (percent > bounds.transition.from) return 'transition';
+  if (percent > bounds.fresh.from) return 'fresh';
+  if (percent > bounds.grey.from) return 'grey';
+  if (percent >= bounds.optimal.from) return 'optimal';
+  return 'high_risk';
+}
+
+const edge = (value: number) => (value > 0 ? `+${String(value)}` : String(value));
+const { transition, fresh, grey, optimal, high_risk: highRisk } = FORM_ZONE_PERCENT_BOUNDS;
+/** How a load component's detail names its zone. */
+const FORM_ZONE_DETAILS: Record<FormZone, string> = {
+  transition: `the transition zone, very fresh (above ${edge(transition.from)} %)`,
+  fresh: `fresh (${edge(fresh.from)} to ${edge(fresh.to)} %)`,
+  grey: `the grey zone (${edge(grey.from)} to ${edge(grey.to)} %)`,
+  optimal: `the optimal training zone (${edge(optimal.to)} to ${edge(optimal.from)} %)`,
+  high_risk: `the high-risk zone (below ${edge(highRisk.to)} %)`,
+};
 
 function scoreLoad(load: RecoveryInputs['load']): Scored<LoadComponent> {
   const { tsb, ctl, daysSinceFirstWorkout } = load;
-  const percent = tsb === null || ctl === null ? null : (100 * tsb) / Math.max(ctl, LOAD_CTL_FLOOR);
+  const percent = tsb === null || ctl === null ? null : formPercentOf(tsb, ctl);
   const seen = { value: percent, tsb, ctl, daysSinceFirstWorkout, baseline: null };
   const missing =
     daysSinceFirstWorkout === null || daysSinceFirstWorkout < 0
@@ -634,10 +670,10 @@ function scoreLoad(load: RecoveryInputs['load']): Scored<LoadComponent> {
     ...seen,
     score: round2(loadScoreOfFormPercent(percent)),
     reason: null,
-    detail: `${formText}: ${formZoneOf(percent)}`,
+    detail: `${formText}: ${FORM_ZONE_DETAILS[formZoneOfPercent(percent)]}`,
     cause:
-      percent < -30
-        ? `Fatigue from recent training (form ${signed(percent)} % of fitness, below -30 %)`
+      formZoneOfPercent(percent) === 'high_risk'
+        ? `Fatigue from recent training (form ${signed(percent)} % of fitness, below ${edge(highRisk.to)} %)`
         : `Fatigue from recent training (form ${signed(percent)} % of fitness)`,
   };
 }
