@@ -71,9 +71,12 @@ export class FitDecodeTimeoutError extends FitDecoderError {
 }
 
 interface Pending {
-  readonly task: DecodeTask;
+  readonly id: number;
+  readonly kind: DecodeKind;
+  /** The caller's bytes: copied for the worker only when it takes the task, so a queued file is held once. */
+  readonly bytes: Uint8Array;
+  readonly options: FitDecodeOptions;
   readonly timeoutMs: number;
-  readonly transfer: ArrayBuffer[];
   readonly resolve: (outcome: DecodeOutcome) => void;
   readonly reject: (error: Error) => void;
 }
@@ -148,14 +151,13 @@ export class FitDecoderPool {
 
   private run(kind: DecodeKind, bytes: Uint8Array, limits: DecodeLimits): Promise<DecodeOutcome> {
     if (this.closed) return Promise.reject(new FitDecoderError('the FIT decoder pool is closed'));
-    // A private copy that can be moved to the worker without copying again;
-    // the caller keeps its own bytes to store.
-    const copy = new Uint8Array(bytes);
     return new Promise((resolve, reject) => {
       this.queue.push({
-        task: { id: this.nextId++, kind, bytes: copy, options: { maxRecords: limits.maxRecords } },
+        id: this.nextId++,
+        kind,
+        bytes,
+        options: { maxRecords: limits.maxRecords },
         timeoutMs: limits.timeoutMs,
-        transfer: [copy.buffer],
         resolve,
         reject,
       });
@@ -186,7 +188,10 @@ export class FitDecoderPool {
       slot.idleTimer = undefined;
       slot.current = { ...pending, timer };
       slot.worker.ref();
-      slot.worker.postMessage(pending.task, pending.transfer);
+      // A private copy moved to the worker (which frees it when done); the caller keeps its own bytes to store.
+      const copy = new Uint8Array(pending.bytes);
+      const task: DecodeTask = { id: pending.id, kind: pending.kind, bytes: copy, options: pending.options };
+      slot.worker.postMessage(task, [copy.buffer]);
     }
   }
 
@@ -203,7 +208,7 @@ export class FitDecoderPool {
     const slot: Slot = { worker, current: undefined, idleTimer: undefined };
     worker.on('message', (reply: DecodeReply) => {
       const current = slot.current;
-      if (!current || current.task.id !== reply.id) return;
+      if (!current || current.id !== reply.id) return;
       clearTimeout(current.timer);
       slot.current = undefined;
       worker.unref();
