@@ -6,18 +6,20 @@ import type { FitDecodeOptions, FitDecodeOutcome, FitStreamsOutcome } from './fi
 /**
  * A small pool of worker threads that decode FIT files, so a 10-hour file
  * (about a second of CPU) never blocks the event loop that serves other
- * requests. One worker per CPU the process may use
- * (`os.availableParallelism()`) but one, which is left to the event loop
- * (and a local PostgreSQL): with a worker on every CPU, concurrent uploads
- * starve the requests the workers exist to protect (`npm run bench`,
- * uploads: GET /api/profile p99 while 4 uploads run). Started on first use,
- * and a worker left idle for `idleTimeoutMs` exits, giving its heap (tens of
- * MB after a long ride) back to the system: a process that decodes a file now
- * and then does not hold a decoder's memory in between. Tasks beyond the
- * workers wait in a queue, which this pool does not bound: its callers do
- * (fit-decode-queue.ts admits files by count, bytes and user before they are
- * read). Workers are `unref()`ed: an idle pool never keeps the process alive,
- * so it needs no shutdown hook.
+ * requests. `size` workers at most (`PACER_FIT_DECODE_WORKERS`, config.ts:
+ * by default one per CPU but one, which is left to the event loop and a
+ * local PostgreSQL, and at most 2): with a worker on every CPU, concurrent
+ * uploads starve the requests the workers exist to protect (`npm run bench`,
+ * uploads: GET /api/profile p99 while 4 uploads run), and each worker's heap
+ * adds to the process's peak. Started on first use, and a worker left idle
+ * for `idleTimeoutMs` exits, giving its heap (tens of MB after a long ride)
+ * back to the system: a process that decodes a file now and then does not
+ * hold a decoder's memory in between. Tasks beyond the workers wait in a
+ * queue holding only the caller's bytes (the worker's copy is made when it
+ * takes the task, and freed by the worker when it is done); this pool does
+ * not bound the queue: its callers do (fit-decode-queue.ts admits files by
+ * count, bytes and user before they are read). Workers are `unref()`ed: an
+ * idle pool never keeps the process alive, so it needs no shutdown hook.
  */
 
 /** `activity`: the workout record (upload); `streams`: the time series (first read of the streams). */
@@ -39,7 +41,7 @@ export type DecodeReply =
   { readonly id: number; readonly outcome: DecodeOutcome } | { readonly id: number; readonly failure: string };
 
 export interface FitDecoderPoolOptions {
-  /** Worker threads at most; default `os.availableParallelism() - 1`, at least 1. */
+  /** Worker threads at most; default `os.availableParallelism() - 1`, at least 1 (the server passes its config's). */
   readonly size?: number;
   /** V8 old-space cap per worker: a hostile file fails alone instead of exhausting the process. */
   readonly maxOldGenerationSizeMb?: number;
@@ -131,6 +133,11 @@ export class FitDecoderPool {
   /** Worker threads running now (for tests and logs). */
   get workers(): number {
     return this.slots.length;
+  }
+
+  /** Files waiting for a worker now (for tests and logs). */
+  get waiting(): number {
+    return this.queue.length;
   }
 
   /**
@@ -250,10 +257,17 @@ export class FitDecoderPool {
   }
 }
 
-let shared: FitDecoderPool | undefined;
+const shared = new Map<number, FitDecoderPool>();
 
-/** The process's pool, shared by every app instance in it (tests run several). */
-export function sharedFitDecoderPool(): FitDecoderPool {
-  shared ??= new FitDecoderPool();
-  return shared;
+/**
+ * The process's pool of `size` workers, shared by every app instance in it
+ * that asks for that size (tests run several servers in one process).
+ */
+export function sharedFitDecoderPool(size: number): FitDecoderPool {
+  let pool = shared.get(size);
+  if (!pool) {
+    pool = new FitDecoderPool({ size });
+    shared.set(size, pool);
+  }
+  return pool;
 }
