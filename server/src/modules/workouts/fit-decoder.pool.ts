@@ -92,12 +92,16 @@ interface Slot {
 
 const WORKER_URL = new URL(RUNS_FROM_SOURCE ? './fit-decode.worker.ts' : './fit-decode.worker.js', import.meta.url);
 
-/** V8 heap sizes are per isolate: a worker's are its `resourceLimits`, and Worker refuses them in `execArgv`. */
-const HEAP_SIZE_FLAG = /^--max-(semi|old)-space-size(=|$)/;
+/**
+ * V8 heap flags, which Worker refuses in `execArgv`: heap sizes are per
+ * isolate (a worker's are its `resourceLimits`); the growing factor is
+ * process-wide, so it applies to the workers' isolates without being passed.
+ */
+const HEAP_SIZE_FLAG = /^--(max-semi-space-size|max-old-space-size|heap-growing-percent)(=|$)/;
 
 /**
- * The parent's own flags (e.g. `--conditions`) are kept, but for its heap
- * sizes (`npm start` sets `--max-semi-space-size`). Run from source, the
+ * The parent's own flags (e.g. `--conditions`) are kept, but for its V8 heap
+ * flags (`npm start` sets `--max-semi-space-size` and `--heap-growing-percent`). Run from source, the
  * worker is a `.ts` file: Node strips its types natively from 22.18/23.6;
  * older 22.x need the flag, which Worker accepts in `execArgv`.
  */
