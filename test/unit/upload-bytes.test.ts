@@ -31,7 +31,7 @@ describe('UploadBytes (an upload body read into memory of its own)', () => {
     const bytes = file.bytes();
     expect(bytes.length).toBe(1_000_000);
     file.dispose();
-    expect(bytes.buffer.detached).toBe(true);
+    expect((bytes.buffer as ArrayBuffer).detached).toBe(true);
     expect(bytes.length).toBe(0);
     expect(file.size).toBe(0);
     // Twice is harmless (the handler and a failure path may both dispose).
