@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
@@ -105,6 +106,8 @@ const EnvSchema = z.object({
     .min(1024)
     .default(100 * 1024 * 1024),
   PACER_FIT_MAX_RECORDS: z.coerce.number().int().min(1).default(1_000_000),
+  // Decoder worker threads per process (unset: one per CPU but one, at most 2); files beyond them wait their turn.
+  PACER_FIT_DECODE_WORKERS: z.coerce.number().int().min(1).max(64).optional(),
   PACER_FIT_DECODE_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
   PACER_RATE_LIMIT_PER_MINUTE: perMinute(600),
   PACER_RATE_LIMIT_IP_PER_MINUTE: perMinute(1200),
@@ -198,6 +201,13 @@ export interface Config {
     readonly maxRecords: number;
     /** Time one decode may take in a worker. */
     readonly timeoutMs: number;
+    /**
+     * Decoder worker threads (modules/workouts/fit-decoder.pool.ts): files
+     * decoded at once, the rest of the admitted ones waiting for a worker.
+     * Each holds its own V8 heap while it decodes (about 45 MB for a 10-hour
+     * ride), so this bounds the process's peak memory under concurrent uploads.
+     */
+    readonly workers: number;
   };
   /** Requests per window; 0 = off. */
   readonly rateLimits: {
@@ -266,6 +276,17 @@ export interface Config {
   };
 }
 
+/**
+ * One decoder worker per CPU but one (left to the event loop and a local
+ * PostgreSQL), and at most 2: a third decoding worker adds its heap to the
+ * peak of concurrent uploads (issue 20: 4 concurrent 10-hour uploads within
+ * 250 MB) for throughput that only a process taking many uploads at once
+ * needs, and it can set PACER_FIT_DECODE_WORKERS.
+ */
+function defaultDecodeWorkers(): number {
+  return Math.min(2, Math.max(1, os.availableParallelism() - 1));
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -316,6 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxQueuedBytes: e.PACER_FIT_DECODE_QUEUE_BYTES,
       maxRecords: e.PACER_FIT_MAX_RECORDS,
       timeoutMs: e.PACER_FIT_DECODE_TIMEOUT_MS,
+      workers: e.PACER_FIT_DECODE_WORKERS ?? defaultDecodeWorkers(),
     },
     rateLimits: {
       perToken: e.PACER_RATE_LIMIT_PER_MINUTE,

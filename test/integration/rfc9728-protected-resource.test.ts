@@ -1,5 +1,6 @@
 import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import { mcpResourceMetadataUrl } from '../../server/src/http/oauth/discovery.router.ts';
 import { OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { MCP_SCOPES, SCOPES } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +75,8 @@ describe('RFC 9728 metadata of the REST resource', () => {
 describe('RFC 9728 metadata of the MCP resource', () => {
   it('§3.1: is served with the resource path /mcp appended to the well-known URI', async () => {
     expect(getOAuthProtectedResourceMetadataUrl(new URL(server.config.mcpResource))).toBe(`${base}${MCP_PATH}`);
+    // What our challenges name (built without the SDK's auth router) is the same URL.
+    expect(mcpResourceMetadataUrl(server.config)).toBe(`${base}${MCP_PATH}`);
     await documentAt(MCP_PATH);
   });
 

@@ -31,6 +31,7 @@ import {
 } from '../support/fit-fixtures.ts';
 import { asProblem, call, type JsonResponse } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { sharedFitDecoderPool } from '../../server/src/modules/workouts/fit-decoder.pool.ts';
 
 // Uploads here outnumber the default upload rate limit; rate limits have their own tests.
 const NO_UPLOAD_LIMIT = { PACER_RATE_LIMIT_UPLOADS_PER_MINUTE: '0' };
@@ -546,6 +547,99 @@ describe('a 10-hour ride', () => {
         `  /healthz during the upload: ${latencies.length} requests, worst ${worst.toFixed(1)} ms`,
       ].join('\n'),
     );
+  });
+});
+
+describe('decoding beyond PACER_FIT_DECODE_WORKERS', () => {
+  let oneWorker: TestServer;
+  beforeAll(async () => {
+    oneWorker = await startTestServer({ ...NO_UPLOAD_LIMIT, PACER_FIT_DECODE_WORKERS: '1' });
+  });
+  afterAll(async () => {
+    await oneWorker.stop();
+  });
+
+  async function downloaded(url: string, id: string, bearer: string): Promise<Buffer> {
+    const res = await fetch(`${url}/api/workouts/${id}/file`, { headers: { authorization: `Bearer ${bearer}` } });
+    expect(res.status).toBe(200);
+    return Buffer.from(await res.arrayBuffer());
+  }
+
+  it("queues three athletes' concurrent 10-hour uploads for its one worker and answers each 201 with its own file", async () => {
+    const pool = sharedFitDecoderPool(oneWorker.runtime.config.fitDecoding.workers);
+    const athletes = await Promise.all(
+      [1, 2, 3].map(async (n) => {
+        const user = await makeUser(oneWorker.db);
+        const bearer = (await mintToken(oneWorker.db, user, { scopes: ['workout:read', 'workout:write'] })).token;
+        return { bearer, fixture: tenHourRide({ serialNumber: 3_800_000_000 + n }) };
+      }),
+    );
+    let busiest = { workers: 0, waiting: 0 };
+    let sending = true;
+    const watch = (async () => {
+      while (sending) {
+        busiest = {
+          workers: Math.max(busiest.workers, pool.workers),
+          waiting: Math.max(busiest.waiting, pool.waiting),
+        };
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
+    const answers = await Promise.all(
+      athletes.map(({ bearer, fixture }) =>
+        upload(fixture.bytes, { fileName: 'long.fit' }, { token: bearer, url: oneWorker.url }),
+      ),
+    );
+    sending = false;
+    await watch;
+
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201]);
+    // One file decoded at a time; the others waited for the worker instead of starting their own.
+    expect(busiest.workers).toBe(1);
+    expect(busiest.waiting).toBeGreaterThanOrEqual(1);
+    for (const [index, { bearer, fixture }] of athletes.entries()) {
+      const workout = answers[index]?.body as Workout;
+      expect(workout.device.serial).toBe(String(3_800_000_000 + index + 1));
+      expect(workout.elapsedSecs).toBe(36_000);
+      // The upload's buffer is freed after the answer: what was stored is the whole file, byte for byte.
+      expect((await downloaded(oneWorker.url, workout.id, bearer)).equals(Buffer.from(fixture.bytes))).toBe(true);
+    }
+  });
+
+  it('stores a file sent without Content-Length (chunked), larger than the first buffer it is read into, byte for byte', async () => {
+    const user = await makeUser(oneWorker.db);
+    const bearer = (await mintToken(oneWorker.db, user, { scopes: ['workout:read', 'workout:write'] })).token;
+    const fixture = tenHourRide({ serialNumber: 3_800_000_010 });
+    const boundary = 'pacer-chunked-boundary';
+    const head = new TextEncoder().encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="chunked.fit"\r\nContent-Type: ${FIT_MEDIA_TYPE}\r\n\r\n`,
+    );
+    const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`);
+    // 1 MB in 64 KiB pieces: the buffer, 256 KiB at first without a declared length, grows twice.
+    const pieces = [head];
+    for (let at = 0; at < fixture.bytes.length; at += 65_536) pieces.push(fixture.bytes.slice(at, at + 65_536));
+    pieces.push(tail);
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = pieces.shift();
+        if (next) controller.enqueue(next);
+        else controller.close();
+      },
+    });
+    const res = await fetch(`${oneWorker.url}/api/workouts/upload-fit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(201);
+    const workout = (await res.json()) as Workout;
+    expect(workout.file).toEqual({
+      sha256: sha256(fixture.bytes),
+      sizeBytes: fixture.bytes.length,
+      fileName: 'chunked.fit',
+    });
+    expect((await downloaded(oneWorker.url, workout.id, bearer)).equals(Buffer.from(fixture.bytes))).toBe(true);
   });
 });
 

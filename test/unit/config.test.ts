@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/src/config.ts';
 
@@ -44,6 +45,13 @@ describe('configuration', () => {
     expect(
       loadConfig({ PACER_FIT_DECODE_QUEUE_BYTES: '1048576', PACER_MAX_UPLOAD_BYTES: '1048576' }).fitDecoding,
     ).toMatchObject({ maxQueuedBytes: 1_048_576 });
+  });
+
+  it('takes PACER_FIT_DECODE_WORKERS decoder workers, by default one per CPU but one and at most 2', () => {
+    const cpus = os.availableParallelism();
+    expect(loadConfig({}).fitDecoding.workers).toBe(Math.min(2, Math.max(1, cpus - 1)));
+    expect(loadConfig({ PACER_FIT_DECODE_WORKERS: '3' }).fitDecoding.workers).toBe(3);
+    expect(() => loadConfig({ PACER_FIT_DECODE_WORKERS: '0' })).toThrow(/PACER_FIT_DECODE_WORKERS="0"/);
   });
 
   it('reads every PACER_* value and normalises the base URL', () => {

@@ -8,9 +8,10 @@ import { startNodeFlags } from '../support/process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-it("decodes in its worker under npm start's node flags (heap sizes are refused in a Worker's execArgv)", async () => {
+it("decodes in its worker under npm start's node flags (V8 heap flags are refused in a Worker's execArgv)", async () => {
   const flags = startNodeFlags(ROOT);
   expect(flags.some((flag) => flag.startsWith('--max-semi-space-size'))).toBe(true);
+  expect(flags.some((flag) => flag.startsWith('--heap-growing-percent'))).toBe(true);
   const script = `
     import { FitDecoderPool } from ${JSON.stringify(path.join(ROOT, 'server/src/modules/workouts/fit-decoder.pool.ts'))};
     import { oneHourRide } from ${JSON.stringify(path.join(ROOT, 'test/support/fit-fixtures.ts'))};

@@ -37,3 +37,31 @@ describe('FitDecoderPool', () => {
     }
   });
 });
+
+describe('FitDecoderPool beyond its workers', () => {
+  it('queues the files its workers cannot take yet, decodes each in turn, and leaves the callers their bytes', async () => {
+    const pool = new FitDecoderPool({ size: 1 });
+    try {
+      const files = [1, 2, 3].map((n) => oneHourRide({ serialNumber: 3_900_000_000 + n }).bytes);
+      const lengths = files.map((bytes) => bytes.length);
+      const decodes = files.map((bytes) => pool.decodeActivity(bytes, LIMITS));
+      // All three were handed over at once: one worker takes the first, the others wait for it.
+      expect(pool.workers).toBe(1);
+      expect(pool.waiting).toBe(2);
+      const outcomes = await Promise.all(decodes);
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true, true]);
+      expect(outcomes.map((outcome) => (outcome.ok ? outcome.activity.device.serial : null))).toEqual([
+        '3900000001',
+        '3900000002',
+        '3900000003',
+      ]);
+      expect(pool.workers).toBe(1);
+      expect(pool.waiting).toBe(0);
+      // The worker decoded (and freed) a copy of its own: the callers' bytes are whole, e.g. to be stored.
+      expect(files.map((bytes) => bytes.length)).toEqual(lengths);
+      expect(files.map((bytes) => bytes.buffer.byteLength > 0)).toEqual([true, true, true]);
+    } finally {
+      await pool.close();
+    }
+  });
+});

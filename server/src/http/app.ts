@@ -67,7 +67,10 @@ const TS_REST_OPTIONS = {
 export function createApp(appDeps: AppDeps): Express {
   // One decode queue per app, i.e. per process (tests run several apps, each with its own limits, over the
   // process's one worker pool): uploads and first stream reads, REST and MCP, all take their place in it.
-  const deps = { ...appDeps, decoding: new FitDecodeQueue(sharedFitDecoderPool(), appDeps.config.fitDecoding) };
+  const deps = {
+    ...appDeps,
+    decoding: new FitDecodeQueue(sharedFitDecoderPool(appDeps.config.fitDecoding.workers), appDeps.config.fitDecoding),
+  };
   const app = express();
   app.disable('x-powered-by');
   // No ETag computed from every body: Express's would hash each answer after building it, writes

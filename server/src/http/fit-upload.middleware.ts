@@ -128,7 +128,14 @@ export function parseFitUpload(options: FitUploadOptions): RequestHandler {
     logger.debug({ requestId: res.locals.requestId, queue: decoding.load }, 'FIT upload admitted to the decode queue');
     // However the request ends: answered, failed, or the client gone.
     res.once('close', () => ticket.release());
-    new UploadReader(req, res, next, maxBytes, ticket).start();
+    new UploadReader(
+      req,
+      res,
+      next,
+      maxBytes,
+      ticket,
+      Number.isFinite(declaredLength) ? ticket.bytes : undefined,
+    ).start();
   };
 }
 
@@ -147,11 +154,65 @@ function refuseUnread(req: Request, next: NextFunction, error: unknown): void {
   );
 }
 
+/**
+ * The file's bytes as they stream in, copied into one buffer of this upload's
+ * own (docs/design.md §3 "Sync resources", memory): the socket's chunks are
+ * garbage as soon as they are copied, so the young generation takes them;
+ * nothing of the body but this buffer outlives the request's first
+ * milliseconds. Sized at the declared length when there is one (the file is
+ * at most the body), else grown by doubling. `dispose()` hands its memory back
+ * to the system at once, instead of when V8's next full collection finds the
+ * buffer dead: a process that takes uploads back to back would otherwise hold
+ * tens of MB of finished files (V8 collects external memory only past a
+ * 64 MB allowance).
+ */
+export class UploadBytes {
+  private buffer: ArrayBuffer;
+  private view: Uint8Array;
+  private length = 0;
+  private readonly limit: number;
+
+  /** `expected`: the most the file can be (declared body length); `limit`: the most it may grow to. */
+  constructor(expected: number | undefined, limit: number) {
+    this.limit = limit;
+    this.buffer = new ArrayBuffer(Math.min(expected ?? INITIAL_UNDECLARED_BYTES, limit));
+    this.view = new Uint8Array(this.buffer);
+  }
+
+  get size(): number {
+    return this.length;
+  }
+
+  append(chunk: Uint8Array): void {
+    const needed = this.length + chunk.length;
+    if (needed > this.buffer.byteLength) {
+      // `transfer` moves the bytes to the larger buffer and frees the old one now.
+      this.buffer = this.buffer.transfer(Math.min(Math.max(needed, this.buffer.byteLength * 2), this.limit));
+      this.view = new Uint8Array(this.buffer);
+    }
+    this.view.set(chunk, this.length);
+    this.length = needed;
+  }
+
+  /** The file as a Buffer over this memory (no copy): valid until `dispose()`. */
+  bytes(): Buffer {
+    return Buffer.from(this.buffer, 0, this.length);
+  }
+
+  /** Free the memory now; every view of it reads as empty afterwards. */
+  dispose(): void {
+    if (!this.buffer.detached) this.buffer.transfer(0);
+    this.length = 0;
+  }
+}
+
+/** A body without Content-Length starts here and doubles. */
+const INITIAL_UNDECLARED_BYTES = 256 * 1024;
+
 /** One upload's parse: what has streamed in so far, and how it ends (once). */
 class UploadReader {
   private readonly hash = createHash('sha256');
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
+  private readonly file: UploadBytes;
   private fileName: string | null = null;
   private sawFile = false;
   private finished = false;
@@ -164,12 +225,22 @@ class UploadReader {
   private readonly maxBytes: number;
   private readonly ticket: DecodeTicket;
 
-  constructor(req: Request, res: Response, next: NextFunction, maxBytes: number, ticket: DecodeTicket) {
+  /** `declaredBytes`: the most the file can be when the body declared its length. */
+  constructor(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    maxBytes: number,
+    ticket: DecodeTicket,
+    declaredBytes: number | undefined,
+  ) {
     this.req = req;
     this.res = res;
     this.next = next;
     this.maxBytes = maxBytes;
     this.ticket = ticket;
+    // One byte over the limit is a 413 before it is kept: the buffer never needs more than `maxBytes`.
+    this.file = new UploadBytes(declaredBytes, maxBytes);
   }
 
   start(): void {
@@ -209,7 +280,7 @@ class UploadReader {
   private fail(error: AppError): void {
     if (this.finished) return;
     this.finished = true;
-    this.chunks.length = 0;
+    this.file.dispose();
     this.ticket.settleSize(0);
     this.req.unpipe();
     // Read and discard whatever is still coming, and close the connection
@@ -228,9 +299,10 @@ class UploadReader {
     this.fileName = filename ?? null;
     stream.on('data', (chunk: Buffer) => {
       if (this.finished) return;
+      // Past the limit busboy reports `limit` (a 413); those bytes are not kept.
+      if (this.file.size + chunk.length > this.maxBytes) return;
       this.hash.update(chunk);
-      this.chunks.push(chunk);
-      this.size += chunk.length;
+      this.file.append(chunk);
     });
     stream.on('limit', () => this.fail(tooLarge(this.maxBytes)));
   }
@@ -266,15 +338,18 @@ class UploadReader {
     }
     this.finished = true;
     if (this.problems.length > 0) {
+      this.file.dispose();
       const summary = this.problems.map((problem) => (problem.path ? `${problem.path}: ` : '') + problem.message);
       this.next(new AppError('validation_failed', summary.join('; '), { errors: this.problems }));
       return;
     }
     // The file is in: the queue counts its real size from now on.
-    this.ticket.settleSize(this.size);
+    this.ticket.settleSize(this.file.size);
+    const file = this.file;
     const upload: FitUpload = {
       ticket: this.ticket,
-      bytes: Buffer.concat(this.chunks, this.size),
+      bytes: file.bytes(),
+      dispose: () => file.dispose(),
       sha256: this.hash.digest('hex'),
       fileName: this.fileName,
       // An empty text field is what a browser form sends for a blank input: not given.
@@ -287,7 +362,7 @@ class UploadReader {
     // What ts-rest validates against the contract. `file` is a stand-in: the
     // bytes travel in res.locals, ts-rest's handler types have no file field.
     this.req.body = {
-      file: { name: this.fileName, size: this.size, sha256: upload.sha256 },
+      file: { name: this.fileName, size: this.file.size, sha256: upload.sha256 },
       ...(upload.name === undefined ? {} : { name: upload.name }),
       ...(metadata ? { metadata } : {}),
     };

@@ -1,5 +1,4 @@
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
-import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { MCP_SCOPES, type Scope, SCOPES } from '@pacer/contract';
 import express, { type RequestHandler, type Router } from 'express';
@@ -91,9 +90,18 @@ export function mcpResourceMetadata(config: Config): OAuthProtectedResourceMetad
   };
 }
 
-/** The `resource_metadata` URL for challenges on `/mcp` (RFC 9728 §5.1). */
+/**
+ * The `resource_metadata` URL for challenges on `/mcp` (RFC 9728 §5.1): the
+ * well-known path inserted between the resource's origin and its path
+ * (§3.1), as the SDK's `getOAuthProtectedResourceMetadataUrl` builds it.
+ * Written here because that function's module (the SDK's auth router)
+ * imports every SDK auth handler and their schemas, about 1 MB of heap for
+ * the life of every API process (docs/design.md §2 "Memory").
+ */
 export function mcpResourceMetadataUrl(config: Config): string {
-  return getOAuthProtectedResourceMetadataUrl(new URL(config.mcpResource));
+  const resource = new URL(config.mcpResource);
+  const path = resource.pathname === '/' ? '' : resource.pathname;
+  return new URL(`/.well-known/oauth-protected-resource${path}`, resource).href;
 }
 
 const cacheBriefly: RequestHandler = (req, res, next) => {

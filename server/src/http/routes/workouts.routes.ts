@@ -55,6 +55,8 @@ export function workoutRoutes(deps: {
           // The file is done with: free its place before the answer goes out, so the user's next upload
           // (sent as soon as this answer arrives) finds it free. The middleware releases it too, on close.
           upload.ticket.release();
+          // Stored (the insert has sent its copy) or refused: the file's memory goes back now.
+          upload.dispose();
         }
       },
     },

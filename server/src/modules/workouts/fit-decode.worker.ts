@@ -24,5 +24,9 @@ port.on('message', (task: DecodeTask) => {
     // A bug in our summary code, not a bad file: the pool turns it into a 500.
     reply = { id: task.id, failure: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
+  // The bytes are this worker's own copy (the pool moved it here): free them now rather than at a
+  // later full collection of this isolate. Nothing in the reply refers to them.
+  const { buffer } = task.bytes;
+  if (buffer instanceof ArrayBuffer) buffer.transfer(0);
   port.postMessage(reply);
 });

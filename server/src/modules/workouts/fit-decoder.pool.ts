@@ -6,18 +6,20 @@ import type { FitDecodeOptions, FitDecodeOutcome, FitStreamsOutcome } from './fi
 /**
  * A small pool of worker threads that decode FIT files, so a 10-hour file
  * (about a second of CPU) never blocks the event loop that serves other
- * requests. One worker per CPU the process may use
- * (`os.availableParallelism()`) but one, which is left to the event loop
- * (and a local PostgreSQL): with a worker on every CPU, concurrent uploads
- * starve the requests the workers exist to protect (`npm run bench`,
- * uploads: GET /api/profile p99 while 4 uploads run). Started on first use,
- * and a worker left idle for `idleTimeoutMs` exits, giving its heap (tens of
- * MB after a long ride) back to the system: a process that decodes a file now
- * and then does not hold a decoder's memory in between. Tasks beyond the
- * workers wait in a queue, which this pool does not bound: its callers do
- * (fit-decode-queue.ts admits files by count, bytes and user before they are
- * read). Workers are `unref()`ed: an idle pool never keeps the process alive,
- * so it needs no shutdown hook.
+ * requests. `size` workers at most (`PACER_FIT_DECODE_WORKERS`, config.ts:
+ * by default one per CPU but one, which is left to the event loop and a
+ * local PostgreSQL, and at most 2): with a worker on every CPU, concurrent
+ * uploads starve the requests the workers exist to protect (`npm run bench`,
+ * uploads: GET /api/profile p99 while 4 uploads run), and each worker's heap
+ * adds to the process's peak. Started on first use, and a worker left idle
+ * for `idleTimeoutMs` exits, giving its heap (tens of MB after a long ride)
+ * back to the system: a process that decodes a file now and then does not
+ * hold a decoder's memory in between. Tasks beyond the workers wait in a
+ * queue holding only the caller's bytes (the worker's copy is made when it
+ * takes the task, and freed by the worker when it is done); this pool does
+ * not bound the queue: its callers do (fit-decode-queue.ts admits files by
+ * count, bytes and user before they are read). Workers are `unref()`ed: an
+ * idle pool never keeps the process alive, so it needs no shutdown hook.
  */
 
 /** `activity`: the workout record (upload); `streams`: the time series (first read of the streams). */
@@ -39,7 +41,7 @@ export type DecodeReply =
   { readonly id: number; readonly outcome: DecodeOutcome } | { readonly id: number; readonly failure: string };
 
 export interface FitDecoderPoolOptions {
-  /** Worker threads at most; default `os.availableParallelism() - 1`, at least 1. */
+  /** Worker threads at most; default `os.availableParallelism() - 1`, at least 1 (the server passes its config's). */
   readonly size?: number;
   /** V8 old-space cap per worker: a hostile file fails alone instead of exhausting the process. */
   readonly maxOldGenerationSizeMb?: number;
@@ -71,9 +73,12 @@ export class FitDecodeTimeoutError extends FitDecoderError {
 }
 
 interface Pending {
-  readonly task: DecodeTask;
+  readonly id: number;
+  readonly kind: DecodeKind;
+  /** The caller's bytes: copied for the worker only when it takes the task, so a queued file is held once. */
+  readonly bytes: Uint8Array;
+  readonly options: FitDecodeOptions;
   readonly timeoutMs: number;
-  readonly transfer: ArrayBuffer[];
   readonly resolve: (outcome: DecodeOutcome) => void;
   readonly reject: (error: Error) => void;
 }
@@ -87,12 +92,16 @@ interface Slot {
 
 const WORKER_URL = new URL(RUNS_FROM_SOURCE ? './fit-decode.worker.ts' : './fit-decode.worker.js', import.meta.url);
 
-/** V8 heap sizes are per isolate: a worker's are its `resourceLimits`, and Worker refuses them in `execArgv`. */
-const HEAP_SIZE_FLAG = /^--max-(semi|old)-space-size(=|$)/;
+/**
+ * V8 heap flags, which Worker refuses in `execArgv`: heap sizes are per
+ * isolate (a worker's are its `resourceLimits`); the growing factor is
+ * process-wide, so it applies to the workers' isolates without being passed.
+ */
+const HEAP_SIZE_FLAG = /^--(max-semi-space-size|max-old-space-size|heap-growing-percent)(=|$)/;
 
 /**
- * The parent's own flags (e.g. `--conditions`) are kept, but for its heap
- * sizes (`npm start` sets `--max-semi-space-size`). Run from source, the
+ * The parent's own flags (e.g. `--conditions`) are kept, but for its V8 heap
+ * flags (`npm start` sets `--max-semi-space-size` and `--heap-growing-percent`). Run from source, the
  * worker is a `.ts` file: Node strips its types natively from 22.18/23.6;
  * older 22.x need the flag, which Worker accepts in `execArgv`.
  */
@@ -130,6 +139,11 @@ export class FitDecoderPool {
     return this.slots.length;
   }
 
+  /** Files waiting for a worker now (for tests and logs). */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
   /**
    * The workout record of a file, decoded in a worker. Resolves with the
    * outcome (a bad file is an outcome);
@@ -148,14 +162,13 @@ export class FitDecoderPool {
 
   private run(kind: DecodeKind, bytes: Uint8Array, limits: DecodeLimits): Promise<DecodeOutcome> {
     if (this.closed) return Promise.reject(new FitDecoderError('the FIT decoder pool is closed'));
-    // A private copy that can be moved to the worker without copying again;
-    // the caller keeps its own bytes to store.
-    const copy = new Uint8Array(bytes);
     return new Promise((resolve, reject) => {
       this.queue.push({
-        task: { id: this.nextId++, kind, bytes: copy, options: { maxRecords: limits.maxRecords } },
+        id: this.nextId++,
+        kind,
+        bytes,
+        options: { maxRecords: limits.maxRecords },
         timeoutMs: limits.timeoutMs,
-        transfer: [copy.buffer],
         resolve,
         reject,
       });
@@ -186,7 +199,10 @@ export class FitDecoderPool {
       slot.idleTimer = undefined;
       slot.current = { ...pending, timer };
       slot.worker.ref();
-      slot.worker.postMessage(pending.task, pending.transfer);
+      // A private copy moved to the worker (which frees it when done); the caller keeps its own bytes to store.
+      const copy = new Uint8Array(pending.bytes);
+      const task: DecodeTask = { id: pending.id, kind: pending.kind, bytes: copy, options: pending.options };
+      slot.worker.postMessage(task, [copy.buffer]);
     }
   }
 
@@ -203,7 +219,7 @@ export class FitDecoderPool {
     const slot: Slot = { worker, current: undefined, idleTimer: undefined };
     worker.on('message', (reply: DecodeReply) => {
       const current = slot.current;
-      if (!current || current.task.id !== reply.id) return;
+      if (!current || current.id !== reply.id) return;
       clearTimeout(current.timer);
       slot.current = undefined;
       worker.unref();
@@ -245,10 +261,17 @@ export class FitDecoderPool {
   }
 }
 
-let shared: FitDecoderPool | undefined;
+const shared = new Map<number, FitDecoderPool>();
 
-/** The process's pool, shared by every app instance in it (tests run several). */
-export function sharedFitDecoderPool(): FitDecoderPool {
-  shared ??= new FitDecoderPool();
-  return shared;
+/**
+ * The process's pool of `size` workers, shared by every app instance in it
+ * that asks for that size (tests run several servers in one process).
+ */
+export function sharedFitDecoderPool(size: number): FitDecoderPool {
+  let pool = shared.get(size);
+  if (!pool) {
+    pool = new FitDecoderPool({ size });
+    shared.set(size, pool);
+  }
+  return pool;
 }

@@ -38,6 +38,12 @@ export interface FitUpload {
   readonly metadata: Record<string, unknown> | undefined;
   /** Its place in the decode queue, taken before the body was read (`admitFitUpload`). */
   readonly ticket: DecodeTicket;
+  /**
+   * Free `bytes` at once (they read as empty afterwards): the handler calls it
+   * when the upload is done with, stored or refused, so a finished file's
+   * memory does not wait for a garbage collection (fit-upload.middleware.ts).
+   */
+  readonly dispose: () => void;
 }
 
 export interface WorkoutsDeps extends InputWriteDeps {
