@@ -49,9 +49,11 @@ export const NutritionItemInputSchema = z
     absorptionType: AbsorptionTypeSchema.default('BALANCED').describe(
       'How fast the carbohydrate is absorbed. Default `BALANCED`.',
     ),
+    // Optional rather than `.default(false)`: the exported input types are the schema's output types, and an
+    // integrator's object literal must not need a field that has a default (the server reads a missing one as false).
     planned: z
       .boolean()
-      .default(false)
+      .optional()
       .describe(
         'Not eaten yet: a planned item (e.g. an accepted fuel recommendation). The fuel forecast counts it at `logged_at`; the totals do not. Send it again with `false` once eaten. Default `false`.',
       ),

@@ -67,7 +67,7 @@ export async function upsertNutritionDay(
         loggedAt: new Date(item.logged_at),
         loggedAtOffsetMinutes: offsetMinutesOf(item.logged_at),
         absorptionType: item.absorptionType,
-        planned: item.planned,
+        planned: item.planned ?? false,
       })),
     );
     const outputItems = items.map((row) => toNutritionItem(row, log.source));
