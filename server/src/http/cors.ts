@@ -54,7 +54,7 @@ export function restPathPrefixes(contract: AppRouter): string[] {
 
 /**
  * CORS for browser apps on the origins of `PACER_CORS_ORIGINS` (docs/design.md
- * §3 "CORS"), with the `cors` package; undefined when the list is empty (off).
+ * §3 "REST conventions"), with the `cors` package; undefined when the list is empty (off).
  *
  * Mounted on the bearer-token API's paths before any route, so a preflight
  * (which carries no token) is answered here, 204 and cacheable for
