@@ -15,6 +15,7 @@ import { CORS_PREFLIGHT_MAX_AGE_SECS } from '../../server/src/http/cors.ts';
 import { usePortalBrowser } from '../support/browser.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { call, corsPreflight } from '../support/http.ts';
+import { issueCode, registerClient, signIn } from '../support/oauth-flow.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const APP_ORIGIN = 'https://app.example';
@@ -27,12 +28,13 @@ const SPA_PAGE = `<!doctype html>
 window.callApi = async (url, init) => {
   try {
     const res = await fetch(url, init);
+    const text = await res.text();
     return {
       ok: true,
       status: res.status,
       requestId: res.headers.get('X-Request-Id'),
       remaining: res.headers.get('RateLimit-Remaining'),
-      body: await res.json(),
+      body: text ? JSON.parse(text) : null,
     };
   } catch (error) {
     return { ok: false, error: error.name + ': ' + error.message };
@@ -307,6 +309,58 @@ describe('a browser app on a second origin, in Chromium', () => {
     expect(written).toMatchObject({ ok: true, status: 200, body: { id: athlete.id, weight: 71.5 } });
     const stored = await call<Profile>(server.url, 'GET', '/api/profile', { token });
     expect(stored.body.weight).toBe(71.5);
+  });
+
+  it('runs the PKCE code flow as a public client: exchange, userinfo, refresh and revoke from the page', async () => {
+    const app = await registerClient(server.db, athlete, {
+      isPublic: true,
+      name: 'Browser app',
+      redirectUri: `${allowedPage.origin}/callback`,
+    });
+    // The user approves in the portal (first-party cookies); the page receives the code on its redirect URI.
+    const jar = await signIn(server.url, athlete.email);
+    const { code, verifier } = await issueCode(server.url, jar, app, { scope: 'profile:read' });
+    const callApi = await pageOn(allowedPage.origin);
+    const form = (fields: Record<string, string>): RequestInit => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+    const exchanged = await callApi(
+      `${server.url}/api/oauth/token`,
+      form({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: app.redirectUri,
+        client_id: app.clientId,
+        code_verifier: verifier,
+      }),
+    );
+    expect(exchanged).toMatchObject({ ok: true, status: 200, body: { token_type: 'Bearer' } });
+    const tokens = (exchanged.ok ? exchanged.body : {}) as { access_token: string; refresh_token: string };
+    expect(tokens.access_token).toBeTruthy();
+
+    const me = await callApi(`${server.url}/api/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(me).toMatchObject({ ok: true, status: 200, body: { sub: athlete.id } });
+
+    const refreshed = await callApi(
+      `${server.url}/api/oauth/token`,
+      form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.clientId }),
+    );
+    expect(refreshed).toMatchObject({ ok: true, status: 200 });
+    const next = (refreshed.ok ? refreshed.body : {}) as { access_token: string; refresh_token: string };
+    expect(next.access_token).not.toBe(tokens.access_token);
+
+    // Sign-out: revoking the refresh token revokes the grant, its access tokens with it.
+    const revoked = await callApi(
+      `${server.url}/api/oauth/revoke`,
+      form({ token: next.refresh_token, client_id: app.clientId }),
+    );
+    expect(revoked).toMatchObject({ ok: true, status: 200 });
+    const afterRevoke = await call(server.url, 'GET', '/api/profile', { token: next.access_token });
+    expect(afterRevoke.status).toBe(401);
   });
 
   it('is blocked on an origin not on the list: the fetch fails with a TypeError', async () => {
