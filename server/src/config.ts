@@ -61,6 +61,55 @@ const trustProxy = z
     return entries;
   });
 
+/**
+ * `PACER_CORS_ORIGINS`: the browser origins allowed to call the bearer-token
+ * REST API (http/cors.ts), each `scheme://host[:port]` and nothing more. Kept
+ * as the browser sends them in `Origin` (lower-case host, no default port), so
+ * the allowlist is an exact comparison. `*` is refused: the issue asks for an
+ * allowlist, and an operator who names the apps knows which ones can read a
+ * user's data from a page.
+ */
+const corsOrigins = z
+  .string()
+  .default('')
+  .transform((value, ctx): string[] => {
+    const origins: string[] = [];
+    for (const entry of value.split(',').map((part) => part.trim())) {
+      if (entry.length === 0) continue;
+      const origin = exactOrigin(entry);
+      if (origin === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            entry === '*'
+              ? 'list the allowed origins (e.g. https://app.example.com); `*` is not accepted'
+              : `${JSON.stringify(entry)} is not an origin: expected http(s)://host[:port], with no path, query or credentials`,
+        });
+        return z.NEVER;
+      }
+      if (!origins.includes(origin)) origins.push(origin);
+    }
+    return origins;
+  });
+
+/** `entry` as the `Origin` header a browser would send for it; undefined unless it is only a scheme, host and port. */
+function exactOrigin(entry: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
+  if (/[?#]/.test(entry)) return undefined;
+  // No path: nothing after the authority but, at most, one `/` (`new URL` normalises `/a/..` to `/`).
+  const afterScheme = entry.slice(entry.indexOf('//') + 2);
+  const slash = afterScheme.indexOf('/');
+  if (slash !== -1 && slash !== afterScheme.length - 1) return undefined;
+  return url.origin;
+}
+
 /** Off, a hop count, or the proxies' addresses/CIDRs (Express `trust proxy`). */
 export type TrustProxy = false | number | readonly string[];
 
@@ -68,6 +117,7 @@ const EnvSchema = z.object({
   PACER_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   PACER_HOST: z.string().min(1).default('127.0.0.1'),
   PACER_TRUST_PROXY: trustProxy,
+  PACER_CORS_ORIGINS: corsOrigins,
   PACER_BASE_URL: z
     .url({ protocol: /^https?$/ })
     .optional()
@@ -183,6 +233,11 @@ export interface Config {
   readonly derivedPollMs: number;
   /** Which peers' `X-Forwarded-For` names the client (Express `trust proxy`); `false`: none. */
   readonly trustProxy: TrustProxy;
+  /**
+   * Browser origins (exact, as sent in `Origin`) that may call the bearer-token
+   * REST API across origins (http/cors.ts); empty: CORS is off.
+   */
+  readonly corsOrigins: readonly string[];
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly role: 'all' | 'api' | 'worker';
@@ -321,6 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl,
     mcpResource: `${baseUrl}/mcp`,
     trustProxy: e.PACER_TRUST_PROXY,
+    corsOrigins: e.PACER_CORS_ORIGINS,
     dbPoolSize: e.PACER_DB_POOL_SIZE,
     dbPreparedStatements: e.PACER_DB_PREPARED_STATEMENTS,
     queuePoolSize: e.PACER_QUEUE_POOL_SIZE,

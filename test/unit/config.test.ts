@@ -93,6 +93,32 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(`${name}=${JSON.stringify(value)}`);
   });
 
+  it('keeps PACER_CORS_ORIGINS as the Origin headers a browser sends: off by default, exact, deduplicated', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(
+      loadConfig({
+        PACER_CORS_ORIGINS:
+          ' https://App.Example.com , http://127.0.0.1:5173/,https://app.example.com:443, http://localhost:8080',
+      }).corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://127.0.0.1:5173', 'http://localhost:8080']);
+  });
+
+  it.each([
+    ['*', '`*` is not accepted'],
+    ['https://app.example.com/callback', 'is not an origin'],
+    ['https://app.example.com//', 'is not an origin'],
+    ['https://app.example.com?x=1', 'is not an origin'],
+    ['https://app.example.com#top', 'is not an origin'],
+    ['https://user:secret@app.example.com', 'is not an origin'],
+    ['app.example.com', 'is not an origin'],
+    ['ftp://app.example.com', 'is not an origin'],
+    ['https://ok.example.com,null', 'is not an origin'],
+  ])('refuses PACER_CORS_ORIGINS=%s at start', (value, message) => {
+    expect(() => loadConfig({ PACER_CORS_ORIGINS: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ PACER_CORS_ORIGINS: value })).toThrow(message);
+    expect(() => loadConfig({ PACER_CORS_ORIGINS: value })).toThrow(`PACER_CORS_ORIGINS=${JSON.stringify(value)}`);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PACER_PORT: '' }).port).toBe(3000);
   });

@@ -44,6 +44,7 @@ import { sql } from 'kysely';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { developerWebhookRoutes, webhookRoutes } from './routes/webhooks.routes.ts';
 import { requireSessionApi } from './session-api.ts';
+import { bearerApiCors, CORS_OAUTH_PATHS, restPathPrefixes } from './cors.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -54,6 +55,9 @@ export interface AppDeps {
   /** Where MCP tool calls are recorded (buffered; the runtime closes it on shutdown). */
   readonly mcpRecorder: McpExecutionRecorder;
 }
+
+/** The bearer-token REST API: every route but incoming webhooks, the portal's JSON API and admin. */
+const { webhooks: _webhooks, developer: _developer, admin: _admin, ...REST_CONTRACT } = contract;
 
 /** ts-rest's options for every mount: no start-up log, our own response check, validation errors to our handler. */
 const TS_REST_OPTIONS = {
@@ -82,6 +86,9 @@ export function createApp(appDeps: AppDeps): Express {
   configureCsrf(app, deps.secretBox, deps.config.secureCookies);
   app.use(requestContext(deps.logger));
   app.use(requestDeadline(deps.config));
+  // Before any route (a preflight carries no token): the REST API and the OAuth endpoints a browser app calls.
+  const corsHandler = bearerApiCors(deps.config);
+  if (corsHandler) app.use([...restPathPrefixes(REST_CONTRACT), ...CORS_OAUTH_PATHS], corsHandler);
   mountHealthRoutes(app, deps);
   mountRestApi(app, deps);
   // The OpenAPI document and Swagger UI, loaded with the first request for either.
@@ -140,9 +147,8 @@ function mountHealthRoutes(app: Express, deps: AppDeps): void {
  * /mcp, /api/webhooks, /api/developer, /api/admin, /docs and the pages).
  */
 function mountRestApi(app: Express, deps: AppDeps & { readonly decoding: FitDecodeQueue }): void {
-  const { webhooks: _webhooks, developer: _developer, admin: _admin, ...restContract } = contract;
   createExpressEndpoints(
-    restContract,
+    REST_CONTRACT,
     checkedRoutes(deps, {
       wellness: wellnessRoutes(deps),
       nutrition: nutritionRoutes(deps),
