@@ -32,8 +32,8 @@ export interface PacerClientOptions {
   /** Check response bodies against the contract's schemas (off by default). */
   readonly validateResponse?: boolean;
   /**
-   * Retry on 429, 502, 503, 504 and network errors with exponential backoff
-   * and full jitter, honouring `Retry-After`. GETs are always retried; writes
+   * Retry on 429, 502, 503, 504, a 409 `idempotency_in_progress` and network
+   * errors with exponential backoff and full jitter, honouring `Retry-After`. GETs are always retried; writes
    * only when they carry an `Idempotency-Key` (which the SDK adds to every
    * write that takes one). `false` turns retries off.
    */
@@ -69,6 +69,8 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  // An HTTP-date names its day and month (IMF-fixdate, RFC 850, asctime); Date.parse alone takes `-3` as a year.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -229,7 +231,11 @@ function resilientFetcher(options: PacerClientOptions) {
         if (await waitForRetry(null)) continue;
         throw failed(error);
       }
-      if (RETRY_STATUSES.has(answer.status) && (await waitForRetry(answer.headers.get('retry-after')))) continue;
+      const retryable =
+        RETRY_STATUSES.has(answer.status) ||
+        // The first request with this key still runs (e.g. its answer was lost): ask again after Retry-After.
+        (answer.status === 409 && isRecord(answer.body) && answer.body['code'] === 'idempotency_in_progress');
+      if (retryable && (await waitForRetry(answer.headers.get('retry-after')))) continue;
 
       requestId = answer.headers.get(REQUEST_ID) ?? requestId;
       const declared = answer.status in route.responses;

@@ -245,6 +245,28 @@ describe('retries', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('asks again after a 409 idempotency_in_progress with the same key', async () => {
+    proxy.plan = (index) =>
+      index === 0
+        ? {
+            kind: 'answer',
+            status: 409,
+            headers: { 'content-type': 'application/problem+json', 'retry-after': '1' },
+            body: JSON.stringify({
+              type: 'about:blank',
+              title: 'Conflict',
+              status: 409,
+              code: 'idempotency_in_progress',
+            }),
+          }
+        : { kind: 'pass' };
+    const res = await viaProxy().wellness.upsertWellness({ body: { date: '2026-10-04', restingHr: 47 } });
+    expect(res.status).toBe(201);
+    expect(proxy.seen).toHaveLength(2);
+    expect(proxy.seen[1]!.at - proxy.seen[0]!.at).toBeGreaterThanOrEqual(950);
+    expect(proxy.seen[1]!.headers['idempotency-key']).toBe(proxy.seen[0]!.headers['idempotency-key']);
+  });
+
   it('uses the Idempotency-Key the caller passes, and does not retry a write without one', async () => {
     proxy.plan = () => ({ kind: 'pass' });
     await viaProxy().wellness.upsertWellness({
