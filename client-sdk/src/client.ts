@@ -1,5 +1,12 @@
 import { contract, type PacerContract } from '@pacer/contract';
-import { ContractNoBody, initClient, validateResponse, type ApiFetcherArgs, type AppRoute } from '@ts-rest/core';
+import {
+  ContractNoBody,
+  initClient,
+  isAppRouteOtherResponse,
+  validateResponse,
+  type ApiFetcherArgs,
+  type AppRoute,
+} from '@ts-rest/core';
 import { PacerError, type PacerProblem } from './errors.ts';
 
 /** Retries of a call (see `PacerClientOptions.retry`). */
@@ -108,8 +115,8 @@ interface RawAnswer {
   readonly body: unknown;
   /** The body as text when it was meant to be JSON or text. */
   readonly text: string | undefined;
-  /** JSON was announced but the body does not parse. */
-  readonly unreadable: boolean;
+  /** The body was JSON and parsed. */
+  readonly json: boolean;
 }
 
 async function readAnswer(route: AppRoute, response: Response): Promise<RawAnswer> {
@@ -117,21 +124,21 @@ async function readAnswer(route: AppRoute, response: Response): Promise<RawAnswe
   const base = { status: response.status, headers: response.headers };
   if (route.responses[response.status] === ContractNoBody) {
     await response.body?.cancel();
-    return { ...base, body: undefined, text: undefined, unreadable: false };
+    return { ...base, body: undefined, text: undefined, json: false };
   }
   if (contentType.includes('application/') && contentType.includes('json')) {
     const text = await response.text();
     try {
-      return { ...base, body: JSON.parse(text) as unknown, text, unreadable: false };
+      return { ...base, body: JSON.parse(text) as unknown, text, json: true };
     } catch {
-      return { ...base, body: text, text, unreadable: true };
+      return { ...base, body: text, text, json: false };
     }
   }
-  if (contentType.includes('text/') || contentType === '') {
+  if (contentType.includes('text/') || (contentType === '' && response.status >= 400)) {
     const text = await response.text();
-    return { ...base, body: text, text, unreadable: false };
+    return { ...base, body: text, text, json: false };
   }
-  return { ...base, body: await response.blob(), text: undefined, unreadable: false };
+  return { ...base, body: await response.blob(), text: undefined, json: false };
 }
 
 /**
@@ -239,12 +246,16 @@ function resilientFetcher(options: PacerClientOptions) {
 
       requestId = answer.headers.get(REQUEST_ID) ?? requestId;
       const declared = answer.status in route.responses;
-      const problem = isRecord(answer.body) && !answer.unreadable ? (answer.body as PacerProblem) : undefined;
+      const schema = route.responses[answer.status];
+      // A JSON schema answered with something else (a proxy's HTML page, even with a 200) is not what the type says.
+      const wrongKind =
+        schema !== undefined && schema !== ContractNoBody && !isAppRouteOtherResponse(schema) && !answer.json;
+      const problem = answer.json && isRecord(answer.body) ? (answer.body as PacerProblem) : undefined;
       const raw = answer.text === undefined || problem !== undefined ? undefined : answer.text.slice(0, 2000);
-      if (!declared || (answer.status >= 400 && problem === undefined) || answer.unreadable) {
+      if (!declared || wrongKind || (answer.status >= 400 && problem === undefined)) {
         throw new PacerError(
           declared
-            ? `HTTP ${answer.status} without a JSON problem document`
+            ? `HTTP ${answer.status} without the JSON body its route declares`
             : `HTTP ${answer.status}, a status this route does not declare${problem?.code ? ` (${problem.code})` : ''}`,
           {
             status: answer.status,

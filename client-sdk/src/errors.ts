@@ -5,8 +5,8 @@
  * - `timeout`: no complete answer within the client's `timeoutMs` (retries included); `status` is `null`;
  * - `aborted`: the caller's `signal` aborted the call; `status` is `null`;
  * - `unexpected_status`: a status the route does not declare (e.g. a proxy's 502);
- * - `invalid_response`: a declared error status whose body is not a JSON problem document
- *   (e.g. a proxy's HTML 503);
+ * - `invalid_response`: a declared status whose body is not the JSON its route declares
+ *   (e.g. a proxy's HTML 503, or an HTML 200 from a captive portal);
  * - otherwise the problem document's own `code`, when `paginate` meets an error answer.
  *
  * The statuses the contract declares (400, 401, 404, 422, 429, ...) with their

@@ -310,6 +310,15 @@ describe('honest errors', () => {
     expect(proxy.seen).toHaveLength(1);
   });
 
+  it('refuses an HTML page where the route declares JSON, even with a 200', async () => {
+    proxy.plan = () => ({ ...HTML_503, status: 200 });
+    const error = await caught(viaProxy().profile.getProfile());
+    expect(error.status).toBe(200);
+    expect(error.code).toBe('invalid_response');
+    expect(error.problem).toBeUndefined();
+    expect(error.body).toContain('<html>');
+  });
+
   it('keeps declared problem answers typed (404)', async () => {
     const res = await viaProxy().workouts.getWorkout({ params: { id: '00000000-0000-4000-8000-000000000000' } });
     expect(res.status).toBe(404);
