@@ -245,6 +245,19 @@ describe('retries', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('retries a FIT upload whose answer was lost: the same key, one workout', async () => {
+    proxy.plan = (index) => (index === 0 ? { kind: 'drop' } : { kind: 'pass' });
+    const ride = oneHourRide({ startTime: new Date('2026-10-05T06:00:00Z') });
+    const res = await uploadFit(viaProxy({ retry: { baseMs: 20 } }), { file: ride.bytes, fileName: 'lost.fit' });
+    expect(proxy.seen).toHaveLength(2);
+    expect(proxy.seen[0]!.status).toBe(201);
+    expect(proxy.seen[1]!.headers['idempotency-key']).toBe(proxy.seen[0]!.headers['idempotency-key']);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('idempotent-replayed')).toBe('true');
+    const workouts = await server.db.selectFrom('workouts').select('id').where('userId', '=', user.id).execute();
+    expect(workouts).toHaveLength(1);
+  });
+
   it('asks again after a 409 idempotency_in_progress with the same key', async () => {
     proxy.plan = (index) =>
       index === 0
