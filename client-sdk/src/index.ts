@@ -1,9 +1,21 @@
-export { createPacerClient, type PacerClient, type PacerClientOptions, type PacerContract } from './client.ts';
+export {
+  createPacerClient,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  parseRetryAfter,
+  type PacerClient,
+  type PacerClientOptions,
+  type PacerContract,
+  type RetryOptions,
+} from './client.ts';
+export { isPacerError, PacerError, type PacerErrorCode, type PacerErrorInit, type PacerProblem } from './errors.ts';
+export { paginate, type PageArgs, type PageItem } from './paginate.ts';
 export {
   buildAuthorizeUrl,
   createOAuthPacerClient,
   createPkcePair,
   createState,
+  DEFAULT_REFRESH_SKEW_MS,
   exchangeCode,
   OAuthError,
   OAuthResponseError,

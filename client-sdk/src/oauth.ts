@@ -1,11 +1,11 @@
-import { createPacerClient, type PacerClient } from './client.ts';
+import { createPacerClient, type PacerClient, type PacerClientOptions } from './client.ts';
 
 /*
  * OAuth 2.0 helpers for apps that sign their users in to Pacer: the
  * authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636), the
  * authorization response checks (RFC 6749 §10.12 state, RFC 9207 iss), the
  * token endpoint (RFC 6749 §4.1.3, §6) and a client that refreshes its access
- * token when the API answers 401. Only Web APIs are used (fetch,
+ * token shortly before it expires and when the API answers 401. Only Web APIs are used (fetch,
  * crypto.getRandomValues, crypto.subtle, btoa), so this runs in browsers and
  * in Node.js 22 alike.
  */
@@ -408,7 +408,22 @@ export interface OAuthPacerClientOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Check response bodies against the contract's schemas (off by default). */
   readonly validateResponse?: boolean;
+  /** As for `createPacerClient`. */
+  readonly retry?: PacerClientOptions['retry'];
+  /** As for `createPacerClient`. */
+  readonly timeoutMs?: PacerClientOptions['timeoutMs'];
+  /** As for `createPacerClient`. */
+  readonly idempotencyKeys?: boolean;
+  /**
+   * Refresh before a call when the access token expires within this many ms
+   * (default 60,000), so calls do not spend a request on a 401. `0`: refresh
+   * only after a 401.
+   */
+  readonly refreshSkewMs?: number;
 }
+
+/** Default of `OAuthPacerClientOptions.refreshSkewMs`. */
+export const DEFAULT_REFRESH_SKEW_MS = 60_000;
 
 export type OAuthPacerClient = PacerClient & {
   /** The tokens the client uses now (the latest `onTokens` got, or the ones it started with). */
@@ -431,9 +446,10 @@ function mergeTokens(previous: TokenSet, fresh: TokenSet): TokenSet {
 }
 
 /**
- * `createPacerClient` with OAuth tokens that renew themselves. When a call
- * answers 401, the client refreshes the tokens once and retries that call
- * once. Calls that hit 401 at the same time share one refresh (Pacer rotates
+ * `createPacerClient` with OAuth tokens that renew themselves. A call made
+ * when the access token expires within `refreshSkewMs` refreshes first. When
+ * a call answers 401 all the same (e.g. a revoked token, a skewed clock), the
+ * client refreshes the tokens once and retries that call once. Calls that hit 401 at the same time share one refresh (Pacer rotates
  * refresh tokens, so two refreshes with one token would make the second fail
  * and revoke the grant). A refused refresh rejects every waiting call with
  * the `OAuthError` (e.g. `invalid_grant`: the user must sign in again) and is
@@ -485,9 +501,22 @@ export function createOAuthPacerClient(options: OAuthPacerClientOptions): OAuthP
     return run;
   };
 
+  const skewMs = options.refreshSkewMs ?? DEFAULT_REFRESH_SKEW_MS;
+  const expiresSoon = (tokens: TokenSet): boolean =>
+    skewMs > 0 && tokens.refreshToken !== undefined && tokens.expiresAt.getTime() - skewMs <= Date.now();
+
   const callWithRefresh = async (route: RouteCall, args: unknown) => {
     // A call made while a refresh runs waits for it rather than spend a request on a dead token.
     if (inFlight) await inFlight.catch(() => undefined);
+    else if (expiresSoon(current)) {
+      try {
+        await refreshAfter(current);
+      } catch (error) {
+        // Refused: the grant is over, tell the caller. Anything else (network, 5xx): the token
+        // may still be good for a few seconds, so try the call; a 401 refreshes again.
+        if (error instanceof OAuthError && error.status !== undefined && error.status < 500) throw error;
+      }
+    }
     // ts-rest reads the token synchronously as the call starts, so this is the token the request carries.
     const sentWith = current;
     const first = await route(args);
@@ -513,6 +542,9 @@ export function createOAuthPacerClient(options: OAuthPacerClientOptions): OAuthP
     accessToken: () => current.accessToken,
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.validateResponse !== undefined ? { validateResponse: options.validateResponse } : {}),
+    ...(options.retry !== undefined ? { retry: options.retry } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.idempotencyKeys !== undefined ? { idempotencyKeys: options.idempotencyKeys } : {}),
   });
   const wrapped = wrap(client) as unknown as PacerClient;
   return Object.assign(wrapped, { getTokens: () => current });

@@ -13,6 +13,14 @@ export interface UploadFitInput {
   readonly name?: string;
   /** Free-form JSON object (e.g. app version, device id); sent as a string part holding JSON. */
   readonly metadata?: Record<string, unknown>;
+  /** Cancels the upload (and its retries): it then throws `PacerError` with code `aborted`. */
+  readonly signal?: AbortSignal;
+  /** Default: a fresh random UUID, reused by the client's retries of this upload. */
+  readonly idempotencyKey?: string;
+  /** Default: a fresh random UUID per request. */
+  readonly requestId?: string;
+  /** Extra headers for this upload. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Either a client made with `createPacerClient`, or what it takes. */
@@ -48,14 +56,20 @@ export function buildFitUploadForm(input: UploadFitInput & { readonly file: Blob
  */
 export async function uploadFit(target: UploadFitTarget, input: UploadFitInput) {
   const client = 'workouts' in target ? target : createPacerClient(target);
+  const call = {
+    ...(input.idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': input.idempotencyKey } }),
+    extraHeaders: { ...input.headers, ...(input.requestId === undefined ? {} : { 'x-request-id': input.requestId }) },
+    ...(input.signal === undefined ? {} : { fetchOptions: { signal: input.signal } }),
+  };
   if (typeof input.file === 'string') {
     // Node only: loaded on demand so browsers never see node:fs.
     const { readFile } = await import('node:fs/promises');
     const nodePath = await import('node:path');
-    const bytes = await readFile(input.file);
+    const bytes = await readFile(input.file, input.signal === undefined ? {} : { signal: input.signal });
     return client.workouts.uploadFit({
+      ...call,
       body: buildFitUploadForm({ ...input, file: bytes, fileName: input.fileName ?? nodePath.basename(input.file) }),
     });
   }
-  return client.workouts.uploadFit({ body: buildFitUploadForm({ ...input, file: input.file }) });
+  return client.workouts.uploadFit({ ...call, body: buildFitUploadForm({ ...input, file: input.file }) });
 }
