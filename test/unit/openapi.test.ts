@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
+import { documentMismatch } from '../../server/src/http/document-check.ts';
 import { buildOpenApiDocument } from '../../server/src/http/openapi.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -24,8 +25,12 @@ describe('openapi.json', () => {
     const wellness = schemas['WellnessUpsert'] as Schema;
     expect(wellness.required).toEqual(['date']);
     expect(wellness['additionalProperties']).toBe(false);
-    expect(wellness.properties?.['hrv']).toMatchObject({ type: 'number', minimum: 1, maximum: 300, nullable: true });
-    expect(wellness.properties?.['restingHr']).toMatchObject({ type: 'integer', minimum: 20, maximum: 150 });
+    expect(wellness.properties?.['hrv']).toMatchObject({
+      anyOf: [{ type: 'number', minimum: 1, maximum: 300 }, { type: 'null' }],
+    });
+    expect(wellness.properties?.['restingHr']).toMatchObject({
+      anyOf: [{ type: 'integer', minimum: 20, maximum: 150 }, { type: 'null' }],
+    });
     const item = schemas['NutritionItemInput'] as Schema;
     expect(item.required).toEqual(expect.arrayContaining(['name', 'logged_at']));
     expect(item.required).not.toContain('absorptionType');
@@ -84,5 +89,69 @@ describe('openapi.json', () => {
     expect(schemas['ProfilePatch']?.properties).not.toHaveProperty('email');
     expect(schemas['PlannedStructure']?.properties?.['steps']).toMatchObject({ minItems: 1, maxItems: 100 });
     expect(schemas['StepTarget']?.['oneOf']).toHaveLength(3);
+  });
+
+  it('is OpenAPI 3.1, where a nullable reference admits null (3.0 `nullable` beside `allOf` did not)', () => {
+    const document = buildOpenApiDocument();
+    expect(document.openapi).toBe('3.1.0');
+    const schemas = document.components?.schemas as Record<string, Schema>;
+    expect(schemas['PlannedWorkout']?.properties?.['structure']).toEqual({
+      anyOf: [{ $ref: '#/components/schemas/PlannedStructure' }, { type: 'null' }],
+    });
+    expect(JSON.stringify(document)).not.toContain('"nullable"');
+    const route = { method: 'GET', path: '/api/planned-workouts/:id' } as never;
+    const workout = {
+      id: '6f1c2a9e-3a1b-4c3d-9e8f-0a1b2c3d4e5f',
+      date: '2026-11-27',
+      timeOfDay: null,
+      sport: 'run',
+      title: 'Easy',
+      description: null,
+      durationSecs: 1800,
+      trainingStress: null,
+      structure: null,
+      source: 'app',
+      createdAt: '2026-11-26T10:00:00.000Z',
+      updatedAt: '2026-11-26T10:00:00.000Z',
+    };
+    expect(documentMismatch(route, 200, workout)).toBeUndefined();
+    expect(documentMismatch(route, 200, { ...workout, structure: 'none' })).toMatch(/structure/);
+    expect(documentMismatch(route, 418, {})).toMatch(/not declared/);
+  });
+
+  it('requires every request body, and declares the upload file as binary', () => {
+    const document = buildOpenApiDocument();
+    for (const [route, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(
+        item as Record<string, { requestBody?: { required?: boolean } }>,
+      )) {
+        if (operation.requestBody)
+          expect({ route, method, required: operation.requestBody.required }).toEqual({
+            route,
+            method,
+            required: true,
+          });
+      }
+    }
+    const upload = document.components?.schemas?.['WorkoutUpload'] as Schema;
+    expect(upload.properties?.['file']).toMatchObject({ type: 'string', format: 'binary' });
+  });
+
+  it('declares the response headers: request id everywhere, rate limits on 429, replay on idempotent writes', () => {
+    const document = buildOpenApiDocument();
+    const post = document.paths['/api/wellness']?.post;
+    for (const status of Object.keys(post?.responses ?? {})) {
+      expect(Object.keys(post?.responses[status].headers ?? {})).toContain('X-Request-Id');
+    }
+    expect(Object.keys(post?.responses['429'].headers ?? {}).sort()).toEqual([
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+      'X-Request-Id',
+    ]);
+    expect(post?.responses['201'].headers).toHaveProperty('Idempotent-Replayed');
+    expect(post?.responses['400'].headers).not.toHaveProperty('Idempotent-Replayed');
+    expect(document.paths['/api/wellness']?.get?.responses['200'].headers).not.toHaveProperty('Idempotent-Replayed');
   });
 });

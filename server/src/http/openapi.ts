@@ -11,8 +11,11 @@ import type { OpenAPIObject, OperationObject, ResponseObject, ResponsesObject, S
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
+/** The OpenAPI version of the document: 3.1, whose schemas are JSON Schema 2020-12. */
+export const OPENAPI_VERSION = '3.1.0';
+
 /**
- * zod 4 -> OpenAPI 3.0 schema via zod's own converter, so every constraint
+ * zod 4 -> OpenAPI 3.1 schema (JSON Schema 2020-12) via zod's own converter, so every constraint
  * (ranges, enums, formats, required) reaches the document. Request schemas are
  * described as clients write them (`io: 'input'`: defaults are optional),
  * responses as the server sends them.
@@ -21,7 +24,7 @@ function transformSchema(args: { schema: unknown; type: string }): SchemaObject 
   if (!(args.schema instanceof z.ZodType)) return null;
   const io = args.type === 'response' ? 'output' : 'input';
   const json: Record<string, unknown> = z.toJSONSchema(args.schema, {
-    target: 'openapi-3.0',
+    target: 'draft-2020-12',
     io,
     unrepresentable: 'any',
   });
@@ -55,32 +58,103 @@ type JsonNode = Record<string, unknown>;
 const isNode = (value: unknown): value is JsonNode => typeof value === 'object' && value !== null;
 
 /**
- * OpenAPI 3.0 has no `null` type: zod writes a nullable reference as
- * `{ nullable: true, allOf: [{ $ref }] }`. Without a `type` beside it,
- * `nullable` means nothing to 3.0 validators (3.0.3: it applies "only if
- * type is explicitly defined"; Redocly's `nullable-type-sibling` flags it),
- * so the referenced schema's type is copied next to it. A nullable schema of
- * any type (`z.unknown().nullable()`) already admits null: its `nullable` goes.
+ * zod writes a nullable value of any type (`z.unknown().nullable()`) as
+ * `anyOf: [{}, {type: 'null'}]`: `{}` already admits null, so the `anyOf`
+ * goes (Redocly's `no-illogical-composition-keywords`).
  */
-function typeNullableReferences(document: OpenAPIObject): void {
-  const components = (document.components?.schemas ?? {}) as Record<string, JsonNode>;
+function collapseNullableAny(document: OpenAPIObject): void {
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
       node.forEach(visit);
       return;
     }
     if (!isNode(node)) return;
-    const allOf = node['allOf'];
-    if (node['nullable'] === true && node['type'] === undefined && Array.isArray(allOf) && allOf.length === 1) {
-      const ref = (allOf[0] as JsonNode)['$ref'];
-      const target = typeof ref === 'string' ? components[ref.replace('#/components/schemas/', '')] : undefined;
-      if (target?.['type'] !== undefined) node['type'] = target['type'];
+    const anyOf = node['anyOf'];
+    if (Array.isArray(anyOf) && anyOf.some((part) => isNode(part) && Object.keys(part).length === 0)) {
+      delete node['anyOf'];
     }
-    const composed = ['allOf', 'anyOf', 'oneOf', '$ref'].some((key) => key in node);
-    if (node['nullable'] === true && node['type'] === undefined && !composed) delete node['nullable'];
     Object.values(node).forEach(visit);
   };
   visit(document);
+}
+
+/** A response header the service sends, described once. */
+interface HeaderSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: SchemaObject;
+  /** Which answers carry it: by status, and by the operation (does it take an `Idempotency-Key`). */
+  readonly on: (status: string, operation: OperationObject) => boolean;
+}
+
+const takesIdempotencyKey = (operation: OperationObject): boolean =>
+  (operation.parameters ?? []).some(
+    (parameter) => 'name' in parameter && parameter.name.toLowerCase() === 'idempotency-key',
+  );
+const seconds: SchemaObject = { type: 'integer', minimum: 0 };
+
+/**
+ * The response headers of every operation, from one table (the middleware
+ * that sets each is named). No route sends `Location`, so none is declared.
+ */
+const RESPONSE_HEADERS: readonly HeaderSpec[] = [
+  {
+    name: 'X-Request-Id',
+    description:
+      "This request's id (the caller's `X-Request-Id` when it was a sane token): quote it in support requests.",
+    schema: { type: 'string' },
+    on: () => true,
+  },
+  {
+    name: 'RateLimit-Limit',
+    description: 'Requests allowed in the tightest rate-limit window.',
+    schema: { type: 'integer', minimum: 0 },
+    on: (status) => status === '429',
+  },
+  {
+    name: 'RateLimit-Remaining',
+    description: 'Requests left in that window.',
+    schema: { type: 'integer', minimum: 0 },
+    on: (status) => status === '429',
+  },
+  {
+    name: 'RateLimit-Reset',
+    description: 'Seconds until that window ends.',
+    schema: seconds,
+    on: (status) => status === '429',
+  },
+  {
+    name: 'Retry-After',
+    description: 'Seconds to wait before trying again.',
+    schema: seconds,
+    on: (status) => status === '429' || status === '503',
+  },
+  {
+    name: 'Idempotent-Replayed',
+    description: '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key`.',
+    schema: { type: 'string', enum: ['true'] },
+    on: (status, operation) => status.startsWith('2') && takesIdempotencyKey(operation),
+  },
+];
+
+/** Request bodies are required; response headers declared from `RESPONSE_HEADERS`. */
+function describeBodiesAndHeaders(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item as Record<string, OperationObject>)) {
+      if (!isNode(operation) || !isNode(operation.responses)) continue;
+      if (operation.requestBody && 'content' in operation.requestBody) operation.requestBody.required = true;
+      for (const [status, response] of Object.entries<ResponseObject>(operation.responses)) {
+        const headers = RESPONSE_HEADERS.filter((header) => header.on(status, operation));
+        if (headers.length === 0) continue;
+        response.headers = {
+          ...response.headers,
+          ...Object.fromEntries(
+            headers.map((header) => [header.name, { description: header.description, schema: header.schema }]),
+          ),
+        };
+      }
+    }
+  }
 }
 
 /** The OpenAPI document of the REST API, generated from the contract alone (stable output). */
@@ -127,7 +201,11 @@ export function buildOpenApiDocument(): OpenAPIObject {
     },
     { setOperationId: true, schemaTransformer: transformSchema, operationMapper: mapOperation },
   );
-  typeNullableReferences(document);
+  collapseNullableAny(document);
+  describeBodiesAndHeaders(document);
+  // zod's JSON Schema 2020-12 output is OpenAPI 3.1's schema dialect (3.0 has
+  // no `null` type, and its `nullable` does not reach into a `$ref`).
+  document.openapi = OPENAPI_VERSION;
   // Base-URL independent: relative to wherever the document was fetched from.
   // The served copy names this deployment's base URL instead.
   return { ...document, servers: [{ url: '/', description: 'The Pacer deployment serving this document' }] };

@@ -1,6 +1,7 @@
 import { contract } from '@pacer/contract';
 import { type AppRoute, type AppRouter, isAppRoute, isAppRouteOtherResponse, validateResponse } from '@ts-rest/core';
 import type { Request } from 'express';
+import { documentMismatch } from './document-check.ts';
 
 /**
  * PACER_CHECK_RESPONSES (the test suite turns it on): every JSON answer a
@@ -12,7 +13,8 @@ import type { Request } from 'express';
  * something production never sends. A status the route does not declare
  * fails too; files and other non-JSON bodies are checked for their status
  * only. The problem answers of the error handler are checked the same way
- * (`problemMismatch`).
+ * (`problemMismatch`). Each answer is then checked against the committed
+ * openapi.json as well (`documentMismatch`).
  */
 export function checkingResponses<T extends object>(implementation: T): T {
   return wrap(implementation) as T;
@@ -46,13 +48,13 @@ function checkedHandler(handler: Handler): Handler {
 function answerMismatch(route: AppRoute, status: number, body: unknown): string | undefined {
   const declared = route.responses[status];
   if (declared === undefined) return `status ${String(status)} is not declared in the contract`;
-  if (isAppRouteOtherResponse(declared)) return undefined;
+  if (isAppRouteOtherResponse(declared)) return documentMismatch(route, status, undefined);
   try {
     validateResponse({ appRoute: route, response: { status, body } });
-    return undefined;
   } catch (error) {
     return `the ${String(status)} body does not match the contract: ${error instanceof Error ? error.message : String(error)}`;
   }
+  return documentMismatch(route, status, body);
 }
 
 interface MatchedRoute {

@@ -39,9 +39,11 @@ function walk(
 ): void {
   if (!isSchema(raw)) return;
   const [schema, inside] = resolve(document, raw, seen);
-  if (Array.isArray(schema['enum'])) {
+  // A `const` (JSON Schema 2020-12, OpenAPI 3.1) is a one-value enum.
+  const allowed = Array.isArray(schema['enum']) ? schema['enum'] : 'const' in schema ? [schema['const']] : undefined;
+  if (allowed) {
     const values = shape.enums.get(where) ?? new Set<string>();
-    for (const value of schema['enum']) values.add(JSON.stringify(value));
+    for (const value of allowed) values.add(JSON.stringify(value));
     shape.enums.set(where, values);
   }
   for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
