@@ -137,12 +137,16 @@ describe('openapi.json', () => {
     expect(upload.properties?.['file']).toMatchObject({ type: 'string', format: 'binary' });
   });
 
-  it('declares the response headers: request id everywhere, rate limits on 429, replay on idempotent writes', () => {
+  it('declares the response headers: request id and rate limits everywhere, Retry-After where sent, replay on idempotent writes', () => {
     const document = buildOpenApiDocument();
     const post = document.paths['/api/wellness']?.post;
     for (const status of Object.keys(post?.responses ?? {})) {
-      expect(Object.keys(post?.responses[status].headers ?? {})).toContain('X-Request-Id');
+      expect(Object.keys(post?.responses[status].headers ?? {})).toEqual(
+        expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
     }
+    expect(post?.responses['409'].headers).toHaveProperty('Retry-After');
+    expect(post?.responses['400'].headers).not.toHaveProperty('Retry-After');
     expect(Object.keys(post?.responses['429'].headers ?? {}).sort()).toEqual([
       'RateLimit-Limit',
       'RateLimit-Remaining',

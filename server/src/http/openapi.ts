@@ -98,6 +98,7 @@ const seconds: SchemaObject = { type: 'integer', minimum: 0 };
  * that sets each is named). No route sends `Location`, so none is declared.
  */
 const RESPONSE_HEADERS: readonly HeaderSpec[] = [
+  // request-context.ts: every answer.
   {
     name: 'X-Request-Id',
     description:
@@ -105,30 +106,34 @@ const RESPONSE_HEADERS: readonly HeaderSpec[] = [
     schema: { type: 'string' },
     on: () => true,
   },
+  // rate-limit.middleware.ts: on every answer while REST rate limits are on (the default).
   {
     name: 'RateLimit-Limit',
-    description: 'Requests allowed in the tightest rate-limit window.',
+    description: 'Requests allowed in the tightest rate-limit window (one minute), while rate limits are on.',
     schema: { type: 'integer', minimum: 0 },
-    on: (status) => status === '429',
+    on: () => true,
   },
   {
     name: 'RateLimit-Remaining',
     description: 'Requests left in that window.',
     schema: { type: 'integer', minimum: 0 },
-    on: (status) => status === '429',
+    on: () => true,
   },
   {
     name: 'RateLimit-Reset',
     description: 'Seconds until that window ends.',
     schema: seconds,
-    on: (status) => status === '429',
+    on: () => true,
   },
+  // A spent window (429), the FIT decode queue (429, 503), a request with the same Idempotency-Key in progress (409).
   {
     name: 'Retry-After',
     description: 'Seconds to wait before trying again.',
     schema: seconds,
-    on: (status) => status === '429' || status === '503',
+    on: (status, operation) =>
+      status === '429' || status === '503' || (status === '409' && takesIdempotencyKey(operation)),
   },
+  // idempotency.middleware.ts: a replayed success.
   {
     name: 'Idempotent-Replayed',
     description: '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key`.',
