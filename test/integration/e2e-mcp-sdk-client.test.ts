@@ -301,7 +301,14 @@ describe('an assistant on the MCP SDK client', () => {
       action: { type: 'scale_week', scaleTrainingStress: 0.8, from: now.date, to: now.date, plannedWorkoutIds: [] },
     });
     const open = await use<{ items: { id: string; status: string }[] }>('list_recommendations');
-    expect(open.items.map((item) => item.id).sort()).toEqual([easier.id, lighter.id].sort());
+    // The recompute's own rules may open more (a fuel advice for a workout today, depending on the clock).
+    const seeded = new Set([easier.id, lighter.id]);
+    expect(
+      open.items
+        .map((item) => item.id)
+        .filter((id) => seeded.has(id))
+        .sort(),
+    ).toEqual([easier.id, lighter.id].sort());
     expect(await use('dismiss_recommendation', { id: lighter.id })).toMatchObject({
       id: lighter.id,
       status: 'dismissed',
