@@ -8,6 +8,7 @@ import {
   type AppRoute,
 } from '@ts-rest/core';
 import { PacerError, type PacerProblem } from './errors.ts';
+import { clientHeaders as sdkHeaders } from './version.ts';
 
 /** Retries of a call (see `PacerClientOptions.retry`). */
 export interface RetryOptions {
@@ -151,9 +152,10 @@ function resilientFetcher(options: PacerClientOptions) {
   const retry = options.retry === false ? undefined : { ...DEFAULT_RETRY, ...options.retry };
   const timeoutMs = options.timeoutMs === false ? undefined : (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const autoKeys = options.idempotencyKeys ?? true;
-  const clientHeaders = Object.fromEntries(
-    Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
-  );
+  const clientHeaders = {
+    ...sdkHeaders(),
+    ...Object.fromEntries(Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
+  };
 
   return async (args: ApiFetcherArgs) => {
     const route = args.route;
