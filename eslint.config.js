@@ -59,7 +59,17 @@ function moduleLayer(name, index) {
 }
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'client-sdk/build/**', '**/node_modules/**', 'openapi.json', '.pacer/**', 'coverage/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      'client-sdk/build/**',
+      'client-sdk/.dist-*/**',
+      '**/node_modules/**',
+      'openapi.json',
+      '.pacer/**',
+      'coverage/**',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -37,6 +37,9 @@ const browserFiles = {
   },
 };
 
+/** Where to write: scripts/bundle.mjs builds into a scratch folder and swaps it in as dist/. */
+const out = process.env['PACER_SDK_OUT'] ?? 'dist';
+
 const common: Options = {
   tsconfig: 'tsconfig.bundle.json',
   target: 'es2022',
@@ -55,17 +58,17 @@ export default defineConfig([
     entry,
     format: ['esm'],
     platform: 'node',
-    outDir: 'dist',
+    outDir: out,
     dts: { entry: { index: 'src/index.ts' }, resolve: ['@pacer/contract'] },
   },
-  { ...common, entry: ['src/index.ts'], format: ['cjs'], platform: 'node', outDir: 'dist' },
-  { ...common, entry, format: ['esm'], platform: 'browser', outDir: 'dist/browser', esbuildPlugins: [browserFiles] },
+  { ...common, entry: ['src/index.ts'], format: ['cjs'], platform: 'node', outDir: out },
+  { ...common, entry, format: ['esm'], platform: 'browser', outDir: `${out}/browser`, esbuildPlugins: [browserFiles] },
   {
     ...common,
     entry: ['src/index.ts'],
     format: ['cjs'],
     platform: 'browser',
-    outDir: 'dist/browser',
+    outDir: `${out}/browser`,
     esbuildPlugins: [browserFiles],
   },
 ]);
