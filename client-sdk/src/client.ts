@@ -4,10 +4,13 @@ import {
   initClient,
   isAppRouteOtherResponse,
   validateResponse,
+  type ApiFetcher,
   type ApiFetcherArgs,
   type AppRoute,
+  type InitClientReturn,
 } from '@ts-rest/core';
 import { PacerError, type PacerProblem } from './errors.ts';
+import { clientHeaders as sdkHeaders } from './version.ts';
 
 /** Retries of a call (see `PacerClientOptions.retry`). */
 export interface RetryOptions {
@@ -151,9 +154,10 @@ function resilientFetcher(options: PacerClientOptions) {
   const retry = options.retry === false ? undefined : { ...DEFAULT_RETRY, ...options.retry };
   const timeoutMs = options.timeoutMs === false ? undefined : (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const autoKeys = options.idempotencyKeys ?? true;
-  const clientHeaders = Object.fromEntries(
-    Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
-  );
+  const clientHeaders = {
+    ...sdkHeaders(),
+    ...Object.fromEntries(Object.entries(options.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
+  };
 
   return async (args: ApiFetcherArgs) => {
     const route = args.route;
@@ -292,15 +296,28 @@ function resilientFetcher(options: PacerClientOptions) {
  * Statuses the route does not declare, error answers that are not JSON,
  * network errors, timeouts and aborts throw `PacerError`.
  */
-export function createPacerClient(options: PacerClientOptions) {
+export function createPacerClient(options: PacerClientOptions): PacerClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  return initClient(contract, {
+  const args: PacerClientArgs = {
     baseUrl,
     validateResponse: options.validateResponse ?? false,
     throwOnUnknownStatus: false,
     api: resilientFetcher(options),
-  });
+  };
+  return initClient(contract, args);
 }
 
-export type PacerClient = ReturnType<typeof createPacerClient>;
+/** The options createPacerClient gives ts-rest's initClient. */
+interface PacerClientArgs {
+  baseUrl: string;
+  validateResponse: boolean;
+  throwOnUnknownStatus: false;
+  api: ApiFetcher;
+}
+
+/**
+ * The client's type, named (not inferred) so that the published declarations
+ * keep it as ts-rest's own type over the contract instead of an expansion.
+ */
+export type PacerClient = InitClientReturn<PacerContract, PacerClientArgs>;
 export type { PacerContract };

@@ -38,3 +38,4 @@ export type * from '@pacer/contract';
 export { ABSORPTION_TYPES, contract, FIT_MEDIA_TYPE, MEALS, SCOPES, WELLNESS_FIELDS } from '@pacer/contract';
 export { buildFitUploadForm, uploadFit, type UploadFitInput, type UploadFitTarget } from './workouts.ts';
 export { signWebhook, type SignedWebhook } from './webhooks.ts';
+export { SDK_VERSION } from './version.ts';

@@ -1,5 +1,6 @@
 import { FIT_MEDIA_TYPE } from '@pacer/contract';
 import { createPacerClient, type PacerClient, type PacerClientOptions } from './client.ts';
+import { readFilePath } from './read-file.ts';
 
 export interface UploadFitInput {
   /**
@@ -62,13 +63,11 @@ export async function uploadFit(target: UploadFitTarget, input: UploadFitInput) 
     ...(input.signal === undefined ? {} : { fetchOptions: { signal: input.signal } }),
   };
   if (typeof input.file === 'string') {
-    // Node only: loaded on demand so browsers never see node:fs.
-    const { readFile } = await import('node:fs/promises');
-    const nodePath = await import('node:path');
-    const bytes = await readFile(input.file, input.signal === undefined ? {} : { signal: input.signal });
+    // Node only: the browser build swaps read-file.ts for a stub that says so.
+    const { bytes, baseName } = await readFilePath(input.file, input.signal);
     return client.workouts.uploadFit({
       ...call,
-      body: buildFitUploadForm({ ...input, file: bytes, fileName: input.fileName ?? nodePath.basename(input.file) }),
+      body: buildFitUploadForm({ ...input, file: bytes, fileName: input.fileName ?? baseName }),
     });
   }
   return client.workouts.uploadFit({ ...call, body: buildFitUploadForm({ ...input, file: input.file }) });

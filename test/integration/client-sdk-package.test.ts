@@ -1,21 +1,27 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_DATA_SCOPES, makeUser, mintToken } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /**
- * The SDK as an integrator gets it: built, packed with `npm pack`, unpacked
- * into a project of its own outside the repository, and used from plain
- * `node` (no `pacer-source` condition, so only `dist/` can be resolved) and
- * from a strict TypeScript project type-checked against the shipped `.d.ts`.
+ * The SDK as an integrator gets it: packed with `npm pack` (its prepack runs
+ * the tsup build and strips the workspace-only `pacer-source` condition),
+ * unpacked into a project of its own outside the repository (the contract is
+ * bundled in: no @pacer/contract is installed), and used from plain `node` as
+ * ES module and as CommonJS, from strict TypeScript projects under bundler,
+ * nodenext, node16-CommonJS and node10 resolution, and from a browser bundle
+ * (esbuild) of the PKCE helpers. `npm publish --dry-run` accepts the tarball.
  */
 
 const TIMEOUT = 120_000;
 const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const tscBin = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+/** The issue's bar for a browser bundle of the PKCE helpers (minified). */
+const PKCE_BUNDLE_LIMIT_BYTES = 20_000;
 
 interface RunResult {
   readonly code: number | null;
@@ -104,7 +110,6 @@ const unauthorized = await stranger.wellness.listWellness({ query: { from: '2026
 
 console.log(JSON.stringify({
   resolvedSdk: import.meta.resolve('@pacer/client-sdk'),
-  resolvedContract: import.meta.resolve('@pacer/contract'),
   created: { status: created.status, date: created.body.date, hrv: created.body.hrv, restingHr: created.body.restingHr },
   updated: { status: updated.status, hrv: updated.body.hrv, restingHr: updated.body.restingHr, sleepSecs: updated.body.sleepSecs },
   nutrition: {
@@ -129,6 +134,47 @@ console.log(JSON.stringify({
   },
   unauthorized: { status: unauthorized.status, code: unauthorized.body.code },
 }));
+`;
+
+/** The same SDK from CommonJS: plain `require`, one real call. */
+const CONSUMER_CJS = `
+const { createPacerClient, SDK_VERSION, contract } = require('@pacer/client-sdk');
+
+async function main() {
+  const pacer = createPacerClient({ baseUrl: process.env.PACER_URL, accessToken: process.env.PACER_TOKEN });
+  const created = await pacer.wellness.upsertWellness({ body: { date: '2026-10-02', hrv: 70, restingHr: 44 } });
+  console.log(JSON.stringify({
+    resolvedSdk: require.resolve('@pacer/client-sdk'),
+    sdkVersion: SDK_VERSION,
+    hasContract: typeof contract.wellness.upsertWellness.path,
+    created: { status: created.status, date: created.body.date, hrv: created.body.hrv },
+  }));
+}
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
+
+/** A browser app that signs in with PKCE: only these helpers end up in its bundle. */
+const PKCE_BROWSER_APP = `
+import { buildAuthorizeUrl, createPkcePair, createState } from '@pacer/client-sdk';
+
+export async function signIn() {
+  const pkce = await createPkcePair();
+  const state = createState();
+  sessionStorage.setItem('pkce', JSON.stringify({ verifier: pkce.verifier, state }));
+  location.assign(
+    buildAuthorizeUrl({
+      baseUrl: 'https://pacer.example',
+      clientId: 'web-app',
+      redirectUri: location.origin + '/callback',
+      scope: ['wellness:read'],
+      state,
+      codeChallenge: pkce.challenge,
+    }),
+  );
+}
 `;
 
 /**
@@ -194,29 +240,37 @@ export async function syncDay(baseUrl: string, accessToken: string): Promise<num
 }
 `;
 
-const CONSUMER_TSCONFIG = {
-  compilerOptions: {
-    target: 'ES2022',
-    lib: ['ES2023', 'DOM'],
-    module: 'NodeNext',
-    moduleResolution: 'NodeNext',
-    strict: true,
-    noEmit: true,
-    // @ts-rest/core's own declarations are written against zod 3's types.
-    skipLibCheck: true,
-    types: [],
-  },
-  files: ['consumer.ts'],
-};
+/** One strict TypeScript project per way of resolving the package. */
+const TS_PROJECTS = {
+  'esm-nodenext': { type: 'module', compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } },
+  'esm-bundler': { type: 'module', compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler' } },
+  'cjs-node16': { type: 'commonjs', compilerOptions: { module: 'Node16', moduleResolution: 'Node16' } },
+  'cjs-node10': { type: 'commonjs', compilerOptions: { module: 'CommonJS', moduleResolution: 'Node10' } },
+} as const;
+
+function tsconfigFor(compilerOptions: Record<string, string>) {
+  return {
+    compilerOptions: {
+      target: 'ES2022',
+      lib: ['ES2023', 'DOM'],
+      ...compilerOptions,
+      strict: true,
+      noEmit: true,
+      // @ts-rest/core's own declarations are written against zod 3's types.
+      skipLibCheck: true,
+      types: [],
+    },
+    files: ['consumer.ts'],
+  };
+}
 
 let server: TestServer;
 let token: string;
 let tmp: string;
 let consumerDir: string;
-const tarballs: Record<'contract' | 'client-sdk', { file: string; entries: string[] }> = {
-  contract: { file: '', entries: [] },
-  'client-sdk': { file: '', entries: [] },
-};
+let tarball = '';
+let entries: string[] = [];
+let shippedManifest: Record<string, unknown> = {};
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -226,23 +280,21 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'pacer-sdk-pack-'));
   consumerDir = path.join(tmp, 'consumer');
 
+  // The SDK's prepack builds dist/ with tsup; the contract is bundled in, so only the SDK is packed.
   await runOk(process.execPath, [tscBin, '-b', 'client-sdk'], { cwd: repoRoot });
-  await runOk('npm', ['pack', '--workspace', 'contract', '--workspace', 'client-sdk', '--pack-destination', tmp], {
-    cwd: repoRoot,
-  });
+  await runOk('npm', ['pack', '--workspace', 'client-sdk', '--pack-destination', tmp], { cwd: repoRoot });
   const packed = await readdir(tmp);
-  for (const name of ['contract', 'client-sdk'] as const) {
-    const file = packed.find((entry) => entry.startsWith(`pacer-${name}-`) && entry.endsWith('.tgz'));
-    if (!file) throw new Error(`npm pack made no tarball for ${name}: ${packed.join(', ')}`);
-    const listing = await runOk('tar', ['-tzf', path.join(tmp, file)], { cwd: tmp });
-    tarballs[name] = { file: path.join(tmp, file), entries: listing.stdout.split('\n').filter(Boolean) };
+  const file = packed.find((entry) => entry.startsWith('pacer-client-sdk-') && entry.endsWith('.tgz'));
+  if (!file) throw new Error(`npm pack made no SDK tarball: ${packed.join(', ')}`);
+  tarball = path.join(tmp, file);
+  entries = (await runOk('tar', ['-tzf', tarball], { cwd: tmp })).stdout.split('\n').filter(Boolean);
 
-    const target = path.join(consumerDir, 'node_modules', '@pacer', name);
-    await mkdir(target, { recursive: true });
-    await runOk('tar', ['-xzf', tarballs[name].file, '-C', target, '--strip-components=1'], { cwd: tmp });
-  }
+  const target = path.join(consumerDir, 'node_modules', '@pacer', 'client-sdk');
+  await mkdir(target, { recursive: true });
+  await runOk('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], { cwd: tmp });
+  shippedManifest = JSON.parse(await readFile(path.join(target, 'package.json'), 'utf8')) as Record<string, unknown>;
 
-  // The runtime dependencies, from the repository's install: no network.
+  // The peer and runtime dependencies, from the repository's install: no network.
   await mkdir(path.join(consumerDir, 'node_modules', '@ts-rest'), { recursive: true });
   await symlink(path.join(repoRoot, 'node_modules', 'zod'), path.join(consumerDir, 'node_modules', 'zod'), 'dir');
   await symlink(
@@ -256,8 +308,15 @@ beforeAll(async () => {
     JSON.stringify({ name: 'pacer-integrator', private: true, type: 'module' }, null, 2),
   );
   await writeFile(path.join(consumerDir, 'consumer.mjs'), CONSUMER_MJS);
-  await writeFile(path.join(consumerDir, 'consumer.ts'), CONSUMER_TS);
-  await writeFile(path.join(consumerDir, 'tsconfig.json'), JSON.stringify(CONSUMER_TSCONFIG, null, 2));
+  await writeFile(path.join(consumerDir, 'consumer.cjs'), CONSUMER_CJS);
+  await writeFile(path.join(consumerDir, 'pkce-app.js'), PKCE_BROWSER_APP);
+  for (const [name, project] of Object.entries(TS_PROJECTS)) {
+    const dir = path.join(consumerDir, name);
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ private: true, type: project.type }));
+    await writeFile(path.join(dir, 'consumer.ts'), CONSUMER_TS);
+    await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfigFor(project.compilerOptions), null, 2));
+  }
 }, TIMEOUT);
 
 afterAll(async () => {
@@ -266,27 +325,61 @@ afterAll(async () => {
 });
 
 describe('@pacer/client-sdk as a packed package', () => {
-  it('ships the built dist (JavaScript and declarations), the README and no sources', () => {
-    const sdk = tarballs['client-sdk'].entries;
-    expect(sdk).toEqual(
+  it('ships ESM, CommonJS, both declarations, the browser build, README, CHANGELOG and LICENSE, and no sources', () => {
+    expect(entries).toEqual(
       expect.arrayContaining([
         'package/package.json',
         'package/dist/index.js',
+        'package/dist/index.cjs',
         'package/dist/index.d.ts',
-        'package/dist/client.js',
-        'package/dist/client.d.ts',
+        'package/dist/index.d.cts',
+        'package/dist/browser/index.js',
+        'package/dist/browser/index.cjs',
         'package/README.md',
+        'package/CHANGELOG.md',
+        'package/LICENSE',
       ]),
     );
-    const contract = tarballs.contract.entries;
-    expect(contract).toEqual(
-      expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts']),
-    );
-    for (const entries of [sdk, contract]) {
-      expect(entries.filter((entry) => entry.startsWith('package/src/'))).toEqual([]);
-      expect(entries.filter((entry) => entry.endsWith('.tsbuildinfo'))).toEqual([]);
+    expect(entries.filter((entry) => entry.startsWith('package/src/'))).toEqual([]);
+    expect(entries.filter((entry) => entry.endsWith('.map') || entry.endsWith('.tsbuildinfo'))).toEqual([]);
+  });
+
+  it('has a publishable manifest: a licence, no workspace-only condition, zod as a peer, no @pacer/contract', async () => {
+    expect(shippedManifest['license']).toBe('MIT');
+    expect(shippedManifest['sideEffects']).toBe(false);
+    expect(JSON.stringify(shippedManifest['exports'])).not.toContain('pacer-source');
+    expect(shippedManifest['peerDependencies']).toEqual({ zod: expect.stringMatching(/^\^4\./) });
+    expect(shippedManifest['dependencies']).toEqual({ '@ts-rest/core': expect.stringMatching(/^\^3\.53\./) });
+    expect(shippedManifest).not.toHaveProperty('devDependencies');
+    // The workspace's own package.json is back as it was (postpack), condition included.
+    const workspace = JSON.parse(await readFile(path.join(repoRoot, 'client-sdk', 'package.json'), 'utf8')) as {
+      exports: Record<string, Record<string, unknown>>;
+    };
+    expect(workspace.exports['.']).toHaveProperty('pacer-source');
+    // Every file the manifest points at is in the tarball.
+    const pointed = JSON.stringify(shippedManifest['exports']).match(/\.\/dist\/[^"]+/g) ?? [];
+    for (const file of [...pointed, shippedManifest['main'], shippedManifest['types'], shippedManifest['module']]) {
+      expect(entries).toContain(`package/${String(file).replace(/^\.\//, '')}`);
+    }
+    // The bundled code and declarations import nothing of ours.
+    const shipped = await readdir(path.join(consumerDir, 'node_modules', '@pacer', 'client-sdk', 'dist'), {
+      recursive: true,
+    });
+    for (const name of shipped.filter((entry) => /\.(c?js|d\.c?ts)$/.test(entry))) {
+      const text = await readFile(path.join(consumerDir, 'node_modules', '@pacer', 'client-sdk', 'dist', name), 'utf8');
+      expect(text, name).not.toContain('@pacer/contract');
     }
   });
+
+  it(
+    '`npm publish --dry-run` accepts the tarball',
+    async () => {
+      const result = await run('npm', ['publish', '--dry-run', tarball], { cwd: tmp, env: plainEnv() });
+      expect(result.stdout + result.stderr).toContain('+ @pacer/client-sdk@');
+      expect(result.code).toBe(0);
+    },
+    TIMEOUT,
+  );
 
   it(
     'works from a plain node script: 201 then 200, nutrition, paginated lists and RFC 9457 problems',
@@ -301,7 +394,6 @@ describe('@pacer/client-sdk as a packed package', () => {
 
       // Resolved from the unpacked tarballs' dist, not from the repository.
       expect(summary.resolvedSdk).toBe(`file://${consumerDir}/node_modules/@pacer/client-sdk/dist/index.js`);
-      expect(summary.resolvedContract).toBe(`file://${consumerDir}/node_modules/@pacer/contract/dist/index.js`);
 
       expect(summary.created).toEqual({ status: 201, date: '2026-11-20', hrv: 62.5, restingHr: 47 });
       expect(summary.updated).toEqual({ status: 200, hrv: 62.5, restingHr: 47, sleepSecs: 27_000 });
@@ -337,11 +429,61 @@ describe('@pacer/client-sdk as a packed package', () => {
   );
 
   it(
-    "type-checks an integrator's strict TypeScript against the shipped declarations",
+    'works from CommonJS: require() gets the .cjs build and makes a real call',
     async () => {
-      const result = await run(process.execPath, [tscBin, '-p', consumerDir], { cwd: consumerDir, env: plainEnv() });
+      const result = await run(process.execPath, ['consumer.cjs'], {
+        cwd: consumerDir,
+        env: plainEnv({ PACER_URL: server.url, PACER_TOKEN: token }),
+      });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const summary = JSON.parse(result.stdout.trim());
+      expect(summary).toEqual({
+        resolvedSdk: path.join(consumerDir, 'node_modules', '@pacer', 'client-sdk', 'dist', 'index.cjs'),
+        sdkVersion: shippedManifest['version'],
+        hasContract: 'string',
+        created: { status: 201, date: '2026-10-02', hrv: 70 },
+      });
+    },
+    TIMEOUT,
+  );
+
+  it.each(Object.keys(TS_PROJECTS))(
+    "type-checks an integrator's strict TypeScript against the shipped declarations (%s)",
+    async (name) => {
+      const dir = path.join(consumerDir, name);
+      const result = await run(process.execPath, [tscBin, '-p', dir], { cwd: dir, env: plainEnv() });
       expect(result.stdout + result.stderr).toBe('');
       expect(result.code).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `bundles the PKCE helpers for a browser in under ${PKCE_BUNDLE_LIMIT_BYTES / 1000} kB minified, with no node:* import`,
+    async () => {
+      // esbuild (a devDependency) resolves @pacer/client-sdk from the consumer's node_modules, browser conditions.
+      const built = await build({
+        absWorkingDir: consumerDir,
+        entryPoints: ['pkce-app.js'],
+        bundle: true,
+        minify: true,
+        format: 'esm',
+        platform: 'browser',
+        write: false,
+        logLevel: 'silent',
+      });
+      const bundle = built.outputFiles[0]?.text ?? '';
+      const bytes = Buffer.byteLength(bundle);
+      // Printed for the report: the size an integrator's sign-in page pays.
+      process.stdout.write(
+        `PKCE browser bundle: ${bytes} bytes minified; SDK tarball: ${(await stat(tarball)).size} bytes\n`,
+      );
+      expect(bytes).toBeLessThan(PKCE_BUNDLE_LIMIT_BYTES);
+      expect(bundle).toContain('code_challenge');
+      expect(bundle).not.toMatch(/node:|fs\/promises/);
+      // Nothing of zod or the contract came along.
+      expect(bundle).not.toContain('upsertWellness');
     },
     TIMEOUT,
   );

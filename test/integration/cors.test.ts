@@ -101,7 +101,7 @@ describe('CORS on the REST API for an allowed origin', () => {
     const res = await corsPreflight(`${server.url}/api/profile`, {
       origin: APP_ORIGIN,
       method: 'PATCH',
-      headers: 'authorization,content-type,idempotency-key,x-request-id',
+      headers: 'authorization,content-type,idempotency-key,x-request-id,x-pacer-client',
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
@@ -109,7 +109,8 @@ describe('CORS on the REST API for an allowed origin', () => {
       expect.arrayContaining(['get', 'post', 'patch', 'delete']),
     );
     expect(listed(res.headers, 'access-control-allow-headers')).toEqual(
-      expect.arrayContaining(['authorization', 'content-type', 'idempotency-key', 'x-request-id']),
+      // x-pacer-client: the SDK names its release on every request, browsers included.
+      expect.arrayContaining(['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'x-pacer-client']),
     );
     expect(res.headers.get('access-control-max-age')).toBe(String(CORS_PREFLIGHT_MAX_AGE_SECS));
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();

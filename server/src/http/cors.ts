@@ -20,8 +20,8 @@ export const CORS_PREFLIGHT_MAX_AGE_SECS = 600;
  */
 export const CORS_OAUTH_PATHS = ['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/userinfo'] as const;
 
-/** What the API reads from a request besides the CORS-safelisted headers. */
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'];
+/** What the API reads from a request besides the CORS-safelisted headers (X-Pacer-Client: the SDK's name/version). */
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'X-Pacer-Client'];
 
 /**
  * Response headers a page may read besides the safelisted ones (Content-Type,
