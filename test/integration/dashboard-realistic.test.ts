@@ -13,17 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { usePortalBrowser } from '../support/browser.ts';
-import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
 import { measureLayout } from '../support/page-layout.ts';
-import {
-  REALISTIC_ATHLETE_SCOPES,
-  REALISTIC_ZONE,
-  seedRealisticAthlete,
-  type RealisticAthlete,
-} from '../support/realistic-athlete.ts';
-import { waitForRecompute } from '../support/recompute.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { type RealisticAthlete } from '../support/realistic-athlete.ts';
+import { startRealisticAthleteServer } from '../support/realistic-athlete-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 /** The page's fuel status words (not recovery's Ready / Maintain / Recover). */
 const STATUS_WORDS: Record<FuelStatus, string> = {
@@ -43,11 +37,7 @@ let token: string;
 let seeded: RealisticAthlete;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  athlete = await makeUser(server.db, { timeZone: REALISTIC_ZONE });
-  token = (await mintToken(server.db, athlete, { scopes: [...REALISTIC_ATHLETE_SCOPES] })).token;
-  seeded = await seedRealisticAthlete(server.url, token);
-  await waitForRecompute(server.db, athlete.id, undefined, 120_000);
+  ({ server, athlete, token, seeded } = await startRealisticAthleteServer());
 }, 300_000);
 afterAll(async () => {
   await server?.stop();

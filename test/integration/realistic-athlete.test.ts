@@ -18,17 +18,11 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
-import { makeUser, mintToken } from '../support/factories.ts';
 import { call } from '../support/http.ts';
-import {
-  REALISTIC_ATHLETE_SCOPES,
-  REALISTIC_ZONE,
-  eatAdvice,
-  seedRealisticAthlete,
-  type RealisticAthlete,
-} from '../support/realistic-athlete.ts';
+import { REALISTIC_ZONE, eatAdvice, type RealisticAthlete } from '../support/realistic-athlete.ts';
+import { startRealisticAthleteServer } from '../support/realistic-athlete-server.ts';
 import { waitForRecompute } from '../support/recompute.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
 let athlete: User;
@@ -36,11 +30,7 @@ let token: string;
 let seeded: RealisticAthlete;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  athlete = await makeUser(server.db, { timeZone: REALISTIC_ZONE });
-  token = (await mintToken(server.db, athlete, { scopes: [...REALISTIC_ATHLETE_SCOPES] })).token;
-  seeded = await seedRealisticAthlete(server.url, token);
-  await waitForRecompute(server.db, athlete.id, undefined, 120_000);
+  ({ server, athlete, token, seeded } = await startRealisticAthleteServer());
 }, 300_000);
 afterAll(async () => {
   await server?.stop();
