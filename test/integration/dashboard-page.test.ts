@@ -10,7 +10,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
-  FuelStatus,
   FuelTimeline,
   PlannedWorkout,
   PlannedWorkoutFuel,
@@ -26,7 +25,7 @@ import { insertRecommendation } from '../../server/src/modules/derived/recommend
 import { csrfCookie, usePortalBrowser } from '../support/browser.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
-import { measureLayout } from '../support/page-layout.ts';
+import { FUEL_STATUS_WORDS, expectDashboardLayout, measureLayout } from '../support/page-layout.ts';
 import { call } from '../support/http.ts';
 import { waitForRecompute } from '../support/recompute.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -185,12 +184,6 @@ function zoneOfPercent(percent: number): string {
   if (percent >= -30) return 'optimal';
   return 'high_risk';
 }
-const STATUS_WORDS: Record<FuelStatus, string> = {
-  ready: 'Fuelled',
-  top_up: 'Top up',
-  at_risk: 'At risk',
-  not_logged: 'Not logged',
-};
 
 /** The drawn points of one series: date (or time) -> value, as the attributes say. */
 async function drawnPoints(chart: Locator, series: string, key: 'data-date' | 'data-at', value: string) {
@@ -424,7 +417,7 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await band.getAttribute('data-kind')).toBe('planned');
     expect(await band.getAttribute('data-status')).toBe(fuel.status);
     expect(await band.getAttribute('data-limiting-store')).toBe(fuel.limitingStore ?? '');
-    const word = STATUS_WORDS[fuel.status];
+    const word = FUEL_STATUS_WORDS[fuel.status];
     const label = liverChart.locator(`text.band-label[data-workout-id="${planned.id}"]`);
     expect(await label.textContent()).toBe(fuel.limitingStore === null ? word : `${word} · ${fuel.limitingStore}`);
     expect(await page.locator('main b, main i').count()).toBe(0);
@@ -443,9 +436,9 @@ describe('the /dashboard page (Chromium)', () => {
     expect(await plan.locator('h4').textContent()).toBe(PLANNED_TITLE);
     const status = plan.locator('.fuel-status');
     expect(await status.getAttribute('data-status')).toBe(fuel.status);
-    expect(await status.textContent()).toBe(STATUS_WORDS[fuel.status]);
+    expect(await status.textContent()).toBe(FUEL_STATUS_WORDS[fuel.status]);
     // Fuel words are not recovery's words.
-    for (const word of Object.values(STATUS_WORDS)) expect(['Ready', 'Maintain', 'Recover']).not.toContain(word);
+    for (const word of Object.values(FUEL_STATUS_WORDS)) expect(['Ready', 'Maintain', 'Recover']).not.toContain(word);
     if (fuel.limitingStore !== null) {
       expect(await plan.locator('.limiting-store').getAttribute('data-store')).toBe(fuel.limitingStore);
     }
@@ -482,12 +475,7 @@ describe('the /dashboard page (Chromium)', () => {
       const page = await signedInDashboard();
       await page.setViewportSize({ width, height: 900 });
       const layout = await measureLayout(page);
-      expect(layout.measured).toBeGreaterThan(100);
-      expect(layout.small).toEqual([]);
-      expect(layout.scrollWidth).toBeLessThanOrEqual(width);
-      expect(layout.offscreen).toEqual([]);
-      // Recovery, fitness, form, liver and muscle.
-      expect(layout.charts).toBe(5);
+      expectDashboardLayout(layout, width);
       if (width === 390) {
         // The components table stacks into cards that fit, instead of scrolling.
         const table = await page.locator('#recovery-today .table-wrap').evaluate((wrap) => ({

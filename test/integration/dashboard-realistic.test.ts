@@ -8,24 +8,17 @@
  * as REST answers them, and the page height on a phone. Screenshots go to
  * /tmp/realistic-<width>.png (not committed) for a person to look at.
  */
-import type { FuelStatus, FuelTimeline, PlannedWorkoutFuel } from '@pacer/contract';
+import type { FuelTimeline, PlannedWorkoutFuel } from '@pacer/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { usePortalBrowser } from '../support/browser.ts';
 import { call } from '../support/http.ts';
-import { measureLayout } from '../support/page-layout.ts';
+import { FUEL_STATUS_WORDS, expectDashboardLayout, measureLayout } from '../support/page-layout.ts';
 import { type RealisticAthlete } from '../support/realistic-athlete.ts';
 import { startRealisticAthleteServer } from '../support/realistic-athlete-server.ts';
 import type { TestServer } from '../support/test-server.ts';
 
-/** The page's fuel status words (not recovery's Ready / Maintain / Recover). */
-const STATUS_WORDS: Record<FuelStatus, string> = {
-  ready: 'Fuelled',
-  top_up: 'Top up',
-  at_risk: 'At risk',
-  not_logged: 'Not logged',
-};
 /** Glycogen drawn: today and the two days after it. */
 const FUEL_DAYS = 3;
 /** A phone-width page this long is read by scrolling a few screens, not tens (the first round's was 6,021 px). */
@@ -64,11 +57,7 @@ describe('the dashboard of the realistic athlete (Chromium)', () => {
       const { page } = await chromium.signedInPage(athlete, '/dashboard');
       await page.setViewportSize({ width, height: 900 });
       const layout = await measureLayout(page);
-      expect(layout.measured).toBeGreaterThan(100);
-      expect(layout.small).toEqual([]);
-      expect(layout.scrollWidth).toBeLessThanOrEqual(width);
-      expect(layout.offscreen).toEqual([]);
-      expect(layout.charts).toBe(5);
+      expectDashboardLayout(layout, width);
 
       // Assumed meals: the athlete has a usual intake, so the rest of today and the next days have some.
       const assumed = timeline.meals.filter((meal) => meal.source === 'assumed');
@@ -97,7 +86,7 @@ describe('the dashboard of the realistic athlete (Chromium)', () => {
         const card = fuel.locator(`li.plan[data-workout-id="${ride.id}"]`);
         const status = card.locator('.fuel-status');
         expect(await status.getAttribute('data-status'), ride.title ?? '').toBe(rest.status);
-        expect(await status.textContent()).toBe(STATUS_WORDS[rest.status]);
+        expect(await status.textContent()).toBe(FUEL_STATUS_WORDS[rest.status]);
         expect(await card.locator('.limiting-store').count()).toBe(rest.limitingStore === null ? 0 : 1);
         expect(rest.plan.length).toBeGreaterThan(0);
         const lines = await card

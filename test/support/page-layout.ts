@@ -3,7 +3,9 @@
  * tests): text rendered under 11 px (SVG text at its drawn scale), elements
  * past the right edge, the page's scroll width and height.
  */
+import type { FuelStatus } from '@pacer/contract';
 import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export interface PageLayout {
   /** `size px: text` of each text node rendered under 11 px. */
@@ -50,4 +52,25 @@ export async function measureLayout(page: Page): Promise<PageLayout> {
       charts: document.querySelectorAll('svg.chart').length,
     };
   });
+}
+
+/** The dashboard's fuel status words, which are not recovery's Ready / Maintain / Recover. */
+export const FUEL_STATUS_WORDS: Readonly<Record<FuelStatus, string>> = {
+  ready: 'Fuelled',
+  top_up: 'Top up',
+  at_risk: 'At risk',
+  not_logged: 'Not logged',
+};
+
+/**
+ * The dashboard's layout rules at `width` px: text was measured, none of it
+ * renders under 11 px, nothing scrolls sideways or ends off screen, and all
+ * five charts (recovery, fitness, form, liver, muscle) are drawn.
+ */
+export function expectDashboardLayout(layout: PageLayout, width: number): void {
+  expect(layout.measured).toBeGreaterThan(100);
+  expect(layout.small).toEqual([]);
+  expect(layout.scrollWidth).toBeLessThanOrEqual(width);
+  expect(layout.offscreen).toEqual([]);
+  expect(layout.charts).toBe(5);
 }
