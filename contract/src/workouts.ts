@@ -95,6 +95,11 @@ export const WorkoutSchema = z
       ),
     laps: z.array(WorkoutLapSchema),
     device: WorkoutDeviceSchema,
+    truncated: z
+      .boolean()
+      .describe(
+        'The file was damaged: it ends before its end (a recording cut off when the battery died) or holds bytes that could not be read. The workout holds every whole record read, and its summary comes from them where the file has no session; `false` for a whole file.',
+      ),
     possibleDuplicateOf: UuidSchema.nullable().describe(
       'Another of your workouts recorded by the same device (serial) with the same start time: probably the same activity from another source.',
     ),
@@ -181,7 +186,7 @@ export const workoutsContract = c.router({
     path: '/api/workouts/upload-fit',
     summary: 'Upload a FIT activity file',
     description:
-      'Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update `name` and `metadata` and answer the same workout (200). A file that is not FIT, fails its CRC or is truncated is refused with 422 and nothing is stored. One file per user is processed at a time: send the next one when the previous answer has arrived.',
+      'Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update `name` and `metadata` and answer the same workout (200). Any activity FIT file is read: compressed timestamp headers, chained files, a wrong file CRC; a damaged file (cut off, or with bytes that cannot be read) is stored from the records it holds, with `truncated: true`. A file that is not an activity is refused with 422 and a code saying why, and nothing is stored. One file per user is processed at a time: send the next one when the previous answer has arrived.',
     contentType: 'multipart/form-data',
     body: WorkoutUploadSchema,
     headers: IdempotencyHeadersSchema,
@@ -192,7 +197,7 @@ export const workoutsContract = c.router({
       413: ProblemSchema.describe('The file is larger than `PACER_MAX_UPLOAD_BYTES`, or `metadata` over 64 KiB.'),
       415: ProblemSchema.describe('The body is not `multipart/form-data`.'),
       422: ProblemSchema.describe(
-        "The file is not a valid FIT activity (not FIT, CRC mismatch, truncated: code `unprocessable`, `detail` carries the decoder's reason), holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), or took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).",
+        'The file is not a FIT activity, and nothing is stored: not a FIT file (`fit_not_fit_file`), a FIT header that fails its CRC (`fit_corrupt_header`), a FIT file of another type: settings, monitoring, weight scale, workout, … (`fit_not_activity`), an activity file with no session and no timed record (`fit_no_activity`), data that cannot be read into messages within bounds (`fit_unreadable`), or a file that runs the decoder out of memory (`unprocessable`); `detail` carries the reason. Or it holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), or took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).',
       ),
       429: ProblemSchema.describe(
         'Too many requests from this token or address (`rate_limited`: the `RateLimit-*` headers show the window), or another file of this user is still being processed (`fit_decode_in_progress`, refused before the body is read). `Retry-After` says when to retry.',

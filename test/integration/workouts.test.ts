@@ -281,9 +281,26 @@ describe('POST /api/workouts/upload-fit', () => {
     expect(unrelated.possibleDuplicateOf).toBeNull();
   });
 
+  it('stores a file with a bad CRC whole: every record is read, nothing is missing', async () => {
+    const damaged = withBadCrc(shortRide('2026-11-14T07:00:00Z', { serialNumber: 2004 }).bytes);
+    const res = await upload(damaged);
+    expect(res.status).toBe(201);
+    expect(res.body.truncated).toBe(false);
+    expect(res.body.elapsedSecs).toBeGreaterThan(0);
+  });
+
+  it('stores a cut-off file from its whole records, flagged truncated', async () => {
+    const whole = shortRide('2026-11-15T07:00:00Z', { serialNumber: 2005 });
+    const res = await upload(truncated(whole.bytes));
+    expect(res.status).toBe(201);
+    expect(res.body.truncated).toBe(true);
+    // No session survives the cut: the summary comes from the records before it.
+    expect(res.body.startTime).toBe('2026-11-15T07:00:00.000Z');
+    expect(res.body.elapsedSecs).toBeGreaterThan(0);
+    expect(res.body.elapsedSecs).toBeLessThan(whole.samples.length);
+  });
+
   it.each([
-    ['a bad CRC', () => withBadCrc(ride.bytes), 'CRC error'],
-    ['a truncated file', () => truncated(ride.bytes), 'end of stream'],
     ['a file that is not FIT', () => notFit(), 'not a FIT file'],
     ['an empty file', () => new Uint8Array(0), 'not a FIT file'],
   ])("refuses %s with 422 and the decoder's reason, storing nothing", async (_what, bytes, reason) => {
@@ -291,7 +308,7 @@ describe('POST /api/workouts/upload-fit', () => {
     const res = await upload<Problem>(bytes(), { name: 'Broken' });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
-    expect(res.body.code).toBe('unprocessable');
+    expect(res.body.code).toBe('fit_not_fit_file');
     expect(res.body.detail).toContain(reason);
     expect(res.body.errors?.[0]?.path).toBe('file');
     expect(await countStored(athlete.id)).toEqual(before);
@@ -311,6 +328,7 @@ describe('POST /api/workouts/upload-fit', () => {
     );
     const res = await upload<Problem>(encoder.close());
     expect(res.status).toBe(422);
+    expect(res.body.code).toBe('fit_not_activity');
     expect(res.body.detail).toContain('not an activity');
   });
 

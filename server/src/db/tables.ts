@@ -288,7 +288,16 @@ export interface WorkoutsTable
   extends
     Omit<
       Workout,
-      'id' | 'metadata' | 'startTime' | 'laps' | 'device' | 'possibleDuplicateOf' | 'file' | 'createdAt' | 'updatedAt'
+      | 'id'
+      | 'metadata'
+      | 'startTime'
+      | 'laps'
+      | 'device'
+      | 'possibleDuplicateOf'
+      | 'file'
+      | 'truncated'
+      | 'createdAt'
+      | 'updatedAt'
     >,
     Flattened<'device', WorkoutDevice> {
   id: Generated<string>;
@@ -302,6 +311,8 @@ export interface WorkoutsTable
   /** The activity's own offset from UTC, minutes east, when the file records one. */
   utcOffsetMinutes: number | null;
   laps: ColumnType<WorkoutLap[], string | undefined, string>;
+  /** The file was damaged and the workout holds what could be read (fit-reframe.ts); default false. */
+  truncated: ColumnType<boolean, boolean | undefined, boolean>;
   createdAt: DefaultedTimestamp;
   updatedAt: DefaultedTimestamp;
 }

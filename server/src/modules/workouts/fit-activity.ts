@@ -11,6 +11,7 @@
  */
 import { CrcCalculator, Decoder, Profile, Stream } from '@garmin/fitsdk';
 import { hasMoreDataMessagesThan } from './fit-message-count.ts';
+import { reframeFit } from './fit-reframe.ts';
 import { MAX_HELD_GAP_SECS, normalizedPower, perSecond } from './power-metrics.ts';
 
 export interface ActivitySummary {
@@ -71,13 +72,38 @@ export interface DecodedActivity {
   readonly summary: ActivitySummary;
   readonly laps: DecodedLap[];
   readonly device: DecodedDevice;
+  /**
+   * The file ended early (a cut-off recording) or held bytes that could not
+   * be read: the activity is made of the messages read (fit-reframe.ts).
+   */
+  readonly truncated: boolean;
 }
 
-/** A file the decoder refuses; `tooManyRecords` when it holds more data messages than allowed. */
+/**
+ * Why a FIT file is refused, as the API's error code says it (README,
+ * "REST conventions"):
+ * - `fit_not_fit_file`: no FIT file header (or one too short to be one);
+ * - `fit_corrupt_header`: the header's CRC does not match it;
+ * - `fit_not_activity`: a FIT file of another type (settings, monitoring,
+ *   weight scale, workout, course, …);
+ * - `fit_no_activity`: an activity file with no session and no record with a
+ *   time (developer data only, or no data at all);
+ * - `fit_unreadable`: the data cannot be read into messages within bounds;
+ * - `fit_too_many_records`: more data messages than the server reads.
+ */
+export type FitRefusalCode =
+  | 'fit_not_fit_file'
+  | 'fit_corrupt_header'
+  | 'fit_not_activity'
+  | 'fit_no_activity'
+  | 'fit_unreadable'
+  | 'fit_too_many_records';
+
+/** A file the decoder refuses, and why. */
 export interface FitRefusal {
   readonly ok: false;
+  readonly code: FitRefusalCode;
   readonly reason: string;
-  readonly tooManyRecords?: true;
 }
 
 export type FitDecodeOutcome = { readonly ok: true; readonly activity: DecodedActivity } | FitRefusal;
@@ -130,6 +156,11 @@ type ChannelName = Exclude<keyof Columns, 'length' | 't'>;
 const COLUMN_NAMES: readonly ChannelName[] = STREAM_CHANNELS;
 
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+/** A heart rate of 0 is no reading (a strap that lost contact, a device that writes 0 for "none"). */
+const heartRate = (value: unknown): number | null => {
+  const bpm = num(value);
+  return bpm !== null && bpm > 0 ? bpm : null;
+};
 const date = (value: unknown): Date | null => (value instanceof Date && !Number.isNaN(value.getTime()) ? value : null);
 /** An enum value as the FIT profile names it, or its number when the profile does not know it. */
 const label = (value: unknown): string | null =>
@@ -196,22 +227,15 @@ function needsFullDecode(messages: FitMessages): boolean {
 }
 
 /**
- * What `Decoder#checkIntegrity()` checks that `read()` does not: the header
- * CRC (14-byte headers; 0 means "not computed") and that the file is as long
- * as its header says. `read()` itself checks the file CRC ("CRC error") and
- * fails at an early end of the stream, so the file CRC, about 5% of the
- * decode of a 10-hour file, is computed once instead of twice.
+ * What `Decoder#checkIntegrity()` checks of the header that `read()` does
+ * not: its CRC (14-byte headers; 0 means "not computed"). The file's length
+ * and CRC are `read()`'s to check; a file that fails them is read again by
+ * the pre-pass (fit-reframe.ts), which keeps what can be read.
  */
-function headerIntact(bytes: Uint8Array): boolean {
-  if (bytes.length < 12) return false;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerSize = bytes[0] as number;
-  if (bytes.length < headerSize + view.getUint32(4, true) + 2) return false;
-  if (headerSize === 14) {
-    const headerCrc = view.getUint16(12, true);
-    if (headerCrc !== 0 && headerCrc !== CrcCalculator.calculateCRC(bytes, 0, 12)) return false;
-  }
-  return true;
+function headerCrcIntact(bytes: Uint8Array): boolean {
+  if (bytes[0] !== 14) return true;
+  const headerCrc = (bytes[12] as number) | ((bytes[13] as number) << 8);
+  return headerCrc === 0 || headerCrc === CrcCalculator.calculateCRC(bytes, 0, 12);
 }
 
 /**
@@ -226,36 +250,65 @@ function streamOf(bytes: Uint8Array): Stream {
     : Stream.fromByteArray(bytes);
 }
 
+interface ReadFit {
+  readonly ok: true;
+  readonly messages: FitMessages;
+  readonly truncated: boolean;
+}
+
+const tooManyRecords = (maxRecords: number): FitRefusal => ({
+  ok: false,
+  code: 'fit_too_many_records',
+  reason: `the file holds more than ${maxRecords} records`,
+});
+
 /**
- * Decode and check a FIT file. The Garmin decoder never throws: it returns
- * errors ("CRC error", "end of stream at byte N", "input is not a FIT file");
- * `headerIntact` adds the header checks of `checkIntegrity()`.
+ * Decode a FIT file. The Garmin decoder never throws: it returns errors
+ * ("CRC error", "end of stream at byte N", a runtime error at a byte it
+ * cannot read, "compressed timestamp messages are not currently
+ * supported"). A whole, ordinary file is decoded once, as it is; a file the
+ * decoder refuses is rewritten by the pre-pass (fit-reframe.ts) into the
+ * messages that can be read, and those are decoded (`dataOnly`: the pre-pass
+ * has checked the headers and CRCs itself).
  */
-function readFit(bytes: Uint8Array, options: FitDecodeOptions): { ok: true; messages: FitMessages } | FitRefusal {
+function readFit(bytes: Uint8Array, options: FitDecodeOptions): ReadFit | FitRefusal {
   const stream = streamOf(bytes);
   if (!Decoder.isFIT(stream)) {
-    return { ok: false, reason: 'input is not a FIT file (no ".FIT" file header)' };
+    return { ok: false, code: 'fit_not_fit_file', reason: 'input is not a FIT file (no ".FIT" file header)' };
+  }
+  if (!headerCrcIntact(bytes)) {
+    return { ok: false, code: 'fit_corrupt_header', reason: 'the FIT file header does not match its CRC' };
   }
   // Before the decoder makes an object per message: a file of millions of tiny records fails here, in milliseconds.
-  if (hasMoreDataMessagesThan(bytes, options.maxRecords)) {
-    return { ok: false, reason: `the file holds more than ${options.maxRecords} records`, tooManyRecords: true };
-  }
+  if (hasMoreDataMessagesThan(bytes, options.maxRecords)) return tooManyRecords(options.maxRecords);
   const { messages, errors } = new Decoder(stream).read(LEAN_READ);
-  const error = errors[0];
-  if (error) return { ok: false, reason: error.message };
-  if (!headerIntact(bytes)) {
-    return { ok: false, reason: 'the file failed the FIT integrity check (header, size or CRC)' };
+  if (errors.length === 0)
+    return { ok: true, messages: fullyDecoded(messages as FitMessages, bytes, {}), truncated: false };
+
+  const reframed = reframeFit(bytes, options.maxRecords);
+  if (!reframed.ok) {
+    return reframed.tooManyRecords
+      ? tooManyRecords(options.maxRecords)
+      : { ok: false, code: 'fit_unreadable', reason: `the file cannot be read: ${reframed.reason}` };
   }
-  if (needsFullDecode(messages as FitMessages)) {
-    return { ok: true, messages: new Decoder(streamOf(bytes)).read().messages as FitMessages };
-  }
-  return { ok: true, messages: messages as FitMessages };
+  const read = new Decoder(streamOf(reframed.data)).read({ ...LEAN_READ, dataOnly: true });
+  return {
+    ok: true,
+    messages: fullyDecoded(read.messages as FitMessages, reframed.data, { dataOnly: true }),
+    // An error here is at a message the pre-pass let through: the ones before it are whole.
+    truncated: reframed.truncated || read.errors.length > 0,
+  };
+}
+
+/** The messages of the lean read, or of a full decode when the file needs one (see `needsFullDecode`). */
+function fullyDecoded(messages: FitMessages, bytes: Uint8Array, options: { dataOnly?: true }): FitMessages {
+  return needsFullDecode(messages) ? (new Decoder(streamOf(bytes)).read(options).messages as FitMessages) : messages;
 }
 
 /** The workout record of a FIT activity file: summary, laps, device. */
 export function decodeFitActivity(bytes: Uint8Array, options: FitDecodeOptions): FitDecodeOutcome {
   const read = readFit(bytes, options);
-  return read.ok ? summarizeMessages(read.messages) : read;
+  return read.ok ? summarizeMessages(read.messages, read.truncated) : read;
 }
 
 /** The time series of a FIT activity file (its records), for `GET /api/workouts/{id}/streams`. */
@@ -281,7 +334,11 @@ function activityOf(messages: FitMessages): ActivityParts | FitRefusal {
   const fileId = messages['fileIdMesgs']?.[0];
   const fileType = fileId?.['type'];
   if (fileType !== undefined && fileType !== 'activity') {
-    return { ok: false, reason: `the FIT file is a ${label(fileType) ?? 'non-activity'} file, not an activity` };
+    return {
+      ok: false,
+      code: 'fit_not_activity',
+      reason: `the FIT file is a ${label(fileType) ?? 'non-activity'} file, not an activity`,
+    };
   }
   const sessions = [...(messages['sessionMesgs'] ?? [])].sort(byStartTime);
   const records = messages['recordMesgs'] ?? [];
@@ -292,12 +349,16 @@ function activityOf(messages: FitMessages): ActivityParts | FitRefusal {
     activityStart(activity) ??
     date(fileId?.['timeCreated']);
   if (!start || (sessions.length === 0 && records.length === 0)) {
-    return { ok: false, reason: 'the FIT file holds no activity: no session or record messages with a time' };
+    return {
+      ok: false,
+      code: 'fit_no_activity',
+      reason: 'the FIT file holds no activity: no session or record messages with a time',
+    };
   }
   return { ok: true, start, fileId, sessions, records, activity };
 }
 
-function summarizeMessages(messages: FitMessages): FitDecodeOutcome {
+function summarizeMessages(messages: FitMessages, truncated: boolean): FitDecodeOutcome {
   const parts = activityOf(messages);
   if (!parts.ok) return parts;
   const { start, fileId, sessions, records, activity } = parts;
@@ -333,6 +394,7 @@ function summarizeMessages(messages: FitMessages): FitDecodeOutcome {
       summary,
       laps,
       device: deviceOf(fileId, messages['deviceInfoMesgs'] ?? []),
+      truncated,
     },
   };
 }
@@ -389,7 +451,7 @@ function toColumns(records: readonly Message[], start: Date): Columns {
   const value = (input: unknown) => num(input) ?? Number.NaN;
   timed.forEach((record, i) => {
     columns.t[i] = ((record['timestamp'] as Date).getTime() - startMs) / 1000;
-    columns.heartRate[i] = value(record['heartRate']);
+    columns.heartRate[i] = heartRate(record['heartRate']) ?? Number.NaN;
     columns.power[i] = value(record['power']);
     columns.cadence[i] = value(record['cadence']);
     columns.speed[i] = num(record['enhancedSpeed']) ?? value(record['speed']);
@@ -402,7 +464,20 @@ function toColumns(records: readonly Message[], start: Date): Columns {
       columns.longitude[i] = lng * DEGREES_PER_SEMICIRCLE;
     }
   });
+  for (const name of SENSOR_CHANNELS) if (!hasPositive(columns[name])) columns[name].fill(Number.NaN);
   return inTimeOrder(columns);
+}
+
+/**
+ * Channels whose sensor is missing when none of its values is above 0:
+ * devices write 0 for a sensor they do not have (a power field of zeros on
+ * a ride without a power meter, distance 0 on indoor equipment).
+ */
+const SENSOR_CHANNELS: readonly ChannelName[] = ['heartRate', 'power', 'cadence', 'speed', 'distance'];
+
+function hasPositive(values: Float64Array): boolean {
+  for (const value of values) if (value > 0) return true;
+  return false;
 }
 
 /** FIT records are written in time order; a stable sort repairs files that are not. */
@@ -439,10 +514,18 @@ function sumSessions(sessions: readonly Message[]): Message {
 
 /**
  * A session's or lap's summary over the records `[from, to)`: the message's
- * own totals when present, else derived from the records.
+ * own totals when present, else derived from the records. A sensor the file
+ * lacks is `null`, never 0: devices write 0 into the session's averages for
+ * a channel no record carries (or carries only as invalid values), and a 0
+ * heart rate is never a reading.
  */
 function summarize(mesg: Message, columns: Columns, from: number, to: number): ActivitySummary {
   const power = perSecond(columns.t, columns.power, from, to);
+  /** The message's value, but `null` for a 0 that no record of the channel backs. */
+  const measured = (key: string, channel: ChannelName): number | null => {
+    const value = num(mesg[key]);
+    return value === 0 && !hasAny(columns[channel], from, to) ? null : value;
+  };
   const recordedSpan = to > from ? (columns.t[to - 1] as number) - (columns.t[from] as number) + 1 : null;
   // FIT `distance` counts from the start of the activity: a lap's is the rise over it.
   const lastDistance = lastOf(columns.distance, from, to);
@@ -450,19 +533,19 @@ function summarize(mesg: Message, columns: Columns, from: number, to: number): A
 
   return {
     elapsedSecs: tidy(num(mesg['totalElapsedTime']) ?? recordedSpan),
-    movingSecs: tidy(num(mesg['totalMovingTime']) ?? movingSecsOf(columns, from, to) ?? num(mesg['totalTimerTime'])),
+    movingSecs: tidy(num(mesg['totalMovingTime']) ?? movingSecsOf(columns, from, to, num(mesg['totalTimerTime']))),
     distanceMeters: tidy(
-      num(mesg['totalDistance']) ?? (lastDistance === null ? null : lastDistance - distanceBefore),
+      measured('totalDistance', 'distance') ?? (lastDistance === null ? null : lastDistance - distanceBefore),
       2,
     ),
     ascentMeters: tidy(num(mesg['totalAscent']) ?? ascentOf(columns.altitude, from, to), 1),
-    avgHr: tidy(num(mesg['avgHeartRate']) ?? meanOf(columns.heartRate, from, to), 1),
-    maxHr: num(mesg['maxHeartRate']) ?? maxOf(columns.heartRate, from, to),
-    avgPower: tidy(num(mesg['avgPower']) ?? meanOf(power, 0, power.length), 1),
-    maxPower: num(mesg['maxPower']) ?? maxOf(columns.power, from, to),
-    normalizedPower: tidy(normalizedPower(power) ?? num(mesg['normalizedPower']), 1),
+    avgHr: tidy(heartRate(mesg['avgHeartRate']) ?? meanOf(columns.heartRate, from, to), 1),
+    maxHr: heartRate(mesg['maxHeartRate']) ?? maxOf(columns.heartRate, from, to),
+    avgPower: tidy(measured('avgPower', 'power') ?? meanOf(power, 0, power.length), 1),
+    maxPower: measured('maxPower', 'power') ?? maxOf(columns.power, from, to),
+    normalizedPower: tidy(normalizedPower(power) ?? measured('normalizedPower', 'power'), 1),
     // Coasting and standing (cadence 0) do not count towards the average.
-    avgCadence: tidy(num(mesg['avgCadence']) ?? meanOf(columns.cadence, from, to, 0), 1),
+    avgCadence: tidy(measured('avgCadence', 'cadence') ?? meanOf(columns.cadence, from, to, 0), 1),
     calories: num(mesg['totalCalories']),
   };
 }
@@ -473,13 +556,28 @@ function hasAny(values: Float64Array, from: number, to: number): boolean {
 }
 
 /**
+ * A speed stream: speed in at least half of the records. A pool swim writes
+ * speed only with each length, and indoor equipment none; their moving time
+ * is the timer's.
+ */
+function hasSpeedStream(columns: Columns, from: number, to: number): boolean {
+  let count = 0;
+  for (let i = from; i < to; i += 1) if (!Number.isNaN(columns.speed[i])) count += 1;
+  return count > 0 && count * 2 >= to - from;
+}
+
+/**
  * Seconds in motion: each record stands for the time since the previous one
  * (one second for the first, and for gaps longer than a held gap: pauses),
- * counted when the athlete moved: speed at or above walking pace, or, without
- * a speed sensor, power or cadence above zero. `null` without such channels.
+ * counted when the athlete moved: speed at or above walking pace. Without a
+ * speed stream, the timer time (`timerSecs`, the device's own count of the
+ * time it recorded, pauses left out); without one either (a cut-off file has
+ * no session), the records with power or cadence above zero. `null` without
+ * any of these.
  */
-function movingSecsOf(columns: Columns, from: number, to: number): number | null {
-  const hasSpeed = hasAny(columns.speed, from, to);
+function movingSecsOf(columns: Columns, from: number, to: number, timerSecs: number | null): number | null {
+  const hasSpeed = hasSpeedStream(columns, from, to);
+  if (!hasSpeed && timerSecs !== null) return timerSecs;
   if (!hasSpeed && !hasAny(columns.power, from, to) && !hasAny(columns.cadence, from, to)) return null;
   let moving = 0;
   for (let i = from; i < to; i += 1) {
@@ -490,7 +588,8 @@ function movingSecsOf(columns: Columns, from: number, to: number): number | null
       : (columns.power[i] as number) > 0 || (columns.cadence[i] as number) > 0;
     if (isMoving && gap > 0) moving += gap <= MAX_HELD_GAP_SECS ? gap : 1;
   }
-  return moving;
+  // The first record's second (and rounding) can take the count past the timer's: never more time moving than recorded.
+  return timerSecs === null ? moving : Math.min(moving, timerSecs);
 }
 
 /** Total ascent: rises counted once they clear a 1 m dead band, so sensor noise does not add up. */

@@ -11,9 +11,10 @@
  *   chained one after the other, and local message definitions carry over
  *   from one to the next;
  * - each record starts with a header byte: bit 7 set is a compressed
- *   timestamp header (a data message; the decoder refuses them), bit 6 set
- *   a definition message (bit 5: it has developer fields), else a normal
- *   data message; bits 0-3 name the local message type;
+ *   timestamp header (a data message of local type 0-3, in bits 5-6; the
+ *   pre-pass of fit-reframe.ts rewrites them for the decoder), bit 6 set a
+ *   definition message (bit 5: it has developer fields), else a normal data
+ *   message; bits 0-3 name the local message type;
  * - a definition is 5 bytes (reserved, architecture, global number ×2,
  *   field count) and 3 bytes per field (number, size, base type), then, with
  *   developer fields, their count and 3 bytes each (number, size, index);
@@ -22,12 +23,14 @@
  * Every data message counts, whatever its global number (records, laps,
  * events, HRV, unknown ones): the decoder reads each of them. Where the walk
  * meets what the decoder would fail on (a data message of an undefined local
- * type, a compressed timestamp, a cut-off definition, a chained part that is
- * not FIT), it stops: the decoder refuses the file there, after no more
- * messages than were counted.
+ * type, a cut-off definition, a chained part that is not FIT), it stops: the
+ * decoder stops there, after no more messages than were counted; the
+ * pre-pass that reads on past such a break counts for itself.
  */
 
 const COMPRESSED_TIMESTAMP_HEADER = 0x80;
+const COMPRESSED_LOCAL_TYPE_SHIFT = 5;
+const COMPRESSED_LOCAL_TYPE_MASK = 0x03;
 const DEFINITION_HEADER = 0x40;
 const DEVELOPER_DATA_FLAG = 0x20;
 const LOCAL_TYPE_MASK = 0x0f;
@@ -71,8 +74,13 @@ export function hasMoreDataMessagesThan(bytes: Uint8Array, limit: number): boole
     let at = fileStart + headerSize;
     while (at < dataEnd && at < bytes.length) {
       const header = bytes[at] as number;
-      if ((header & COMPRESSED_TIMESTAMP_HEADER) !== 0) return false;
-      if ((header & DEFINITION_HEADER) !== 0) {
+      if ((header & COMPRESSED_TIMESTAMP_HEADER) !== 0) {
+        const size = messageBytes[(header >> COMPRESSED_LOCAL_TYPE_SHIFT) & COMPRESSED_LOCAL_TYPE_MASK] as number;
+        if (size < 0) return false;
+        count += 1;
+        if (count > limit) return true;
+        at += 1 + size;
+      } else if ((header & DEFINITION_HEADER) !== 0) {
         const fields = bytes[at + DEFINITION_FIXED_BYTES - 1];
         if (fields === undefined) return false;
         let next = at + DEFINITION_FIXED_BYTES;

@@ -65,7 +65,9 @@ export function normalizedPower(perSecondPower: readonly number[]): number | nul
 /**
  * Training Stress Score (Allen & Coggan 2010):
  * TSS = (secs × NP × IF) / (FTP × 3600) × 100, with intensity factor IF = NP / FTP,
- * so one hour at FTP scores 100. `null` when NP, FTP or the duration is unknown.
+ * so one hour at FTP scores 100. `null` when NP, FTP or the duration is unknown,
+ * and for an NP of 0 (a power meter that wrote only zeros): no power-based score
+ * from a false zero, as the training load model does (training-load.model.ts).
  */
 export function trainingStressScore(options: {
   readonly secs: number | null;
@@ -73,7 +75,7 @@ export function trainingStressScore(options: {
   readonly ftpWatts: number | null;
 }): number | null {
   const { secs, normalizedPower: np, ftpWatts: ftp } = options;
-  if (secs === null || np === null || ftp === null || ftp <= 0 || secs <= 0) return null;
+  if (secs === null || np === null || np <= 0 || ftp === null || ftp <= 0 || secs <= 0) return null;
   const intensityFactor = np / ftp;
   return ((secs * np * intensityFactor) / (ftp * 3600)) * 100;
 }

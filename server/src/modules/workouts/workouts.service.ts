@@ -138,6 +138,7 @@ export async function uploadFitWorkout(
       deviceManufacturer: activity.device.manufacturer,
       deviceProduct: activity.device.product,
       deviceSerial: activity.device.serial,
+      truncated: activity.truncated,
     },
     relabel,
     upload.bytes,
@@ -164,11 +165,23 @@ function asRefusal(ticket: DecodeTicket, error: unknown): unknown {
       { errors: [{ path: 'file', message: `decoding took longer than ${ticket.limits.timeoutMs} ms` }] },
     );
   }
-  return error instanceof FitDecoderError ? refusal(ticket, { ok: false, reason: error.message }) : error;
+  if (!(error instanceof FitDecoderError)) return error;
+  return new AppError('unprocessable', `The file could not be read within this server's limits: ${error.message}.`, {
+    errors: [{ path: 'file', message: error.message }],
+  });
 }
 
+/** What each refusal tells the athlete, after "The file …" (the codes: fit-activity.ts `FitRefusalCode`). */
+const REFUSAL_WORDS: Record<Exclude<FitRefusal['code'], 'fit_too_many_records'>, string> = {
+  fit_not_fit_file: 'is not a FIT file',
+  fit_corrupt_header: 'has a damaged FIT header',
+  fit_not_activity: 'is not an activity',
+  fit_no_activity: 'holds no activity',
+  fit_unreadable: 'cannot be read',
+};
+
 function refusal(ticket: DecodeTicket, outcome: FitRefusal): AppError {
-  if (outcome.tooManyRecords) {
+  if (outcome.code === 'fit_too_many_records') {
     const limit = ticket.limits.maxRecords;
     return new AppError(
       'fit_too_many_records',
@@ -176,7 +189,7 @@ function refusal(ticket: DecodeTicket, outcome: FitRefusal): AppError {
       { errors: [{ path: 'file', message: `more than ${limit} records` }] },
     );
   }
-  return new AppError('unprocessable', `The file is not a valid FIT activity: ${outcome.reason}.`, {
+  return new AppError(outcome.code, `The file ${REFUSAL_WORDS[outcome.code]}: ${outcome.reason}; nothing was stored.`, {
     errors: [{ path: 'file', message: outcome.reason }],
   });
 }
@@ -336,7 +349,7 @@ async function decodeStoredStreams(
     throw asRefusal(ticket, error);
   });
   // A file stored before the record limit was lowered: refused like an upload.
-  if (!outcome.ok && outcome.tooManyRecords) throw refusal(ticket, outcome);
+  if (!outcome.ok && outcome.code === 'fit_too_many_records') throw refusal(ticket, outcome);
   // The file decoded when it was uploaded; failing now is our fault, not the caller's.
   if (!outcome.ok) throw new Error(`stored FIT file of workout ${id} no longer decodes: ${outcome.reason}`);
   await cacheWorkoutStreams(deps.db, { workoutId: id, userId: actor.userId, streamsJson: outcome.streamsJson });
@@ -374,6 +387,7 @@ export function toWorkout(row: WorkoutWithDuplicate): Workout {
     trainingStress: row.trainingStress,
     laps: row.laps.map(lapOf),
     device: { manufacturer: row.deviceManufacturer, product: row.deviceProduct, serial: row.deviceSerial },
+    truncated: row.truncated,
     possibleDuplicateOf: row.possibleDuplicateOf,
     file: { sha256: row.fileSha256, sizeBytes: row.fileSize, fileName: row.fileName },
     source: row.source,
