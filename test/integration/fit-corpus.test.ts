@@ -297,6 +297,28 @@ describe('the FIT corpus through POST /api/workouts/upload-fit', () => {
     expectWithin1Percent(res.body.distanceMeters, sum(sessions, 'totalDistance'), 'distance of all five sessions');
   });
 
+  it('uploads the largest FIT file of the corpus, and the largest damaged one, in about a plain parse each', async () => {
+    const sizes = stored.map((name) => [name, read(name).length] as const).sort((a, b) => b[1] - a[1]);
+    const largest = sizes[0]?.[0] as string;
+    const largestDamaged = sizes.find(([name]) => EXPECTED[name]?.stored === true && EXPECTED[name].truncated)?.[0];
+    for (const name of [largest, largestDamaged as string]) {
+      const bytes = read(name);
+      const parseStart = performance.now();
+      new Decoder(Stream.fromByteArray(bytes)).read();
+      const parseMs = performance.now() - parseStart;
+      // A user of its own, so the upload decodes (a known file would only be relabelled).
+      const user = await makeUser(server.db);
+      const { token } = await mintToken(server.db, user, { scopes: ['workout:write'] });
+      const uploadStart = performance.now();
+      const res = await upload(token, bytes, name);
+      const uploadMs = performance.now() - uploadStart;
+      expect(res.status).toBe(201);
+      console.log(
+        `${name}: ${bytes.length} bytes; plain @garmin/fitsdk parse ${parseMs.toFixed(0)} ms, HTTP upload end to end ${uploadMs.toFixed(0)} ms`,
+      );
+    }
+  });
+
   it.each([
     ['a header whose CRC does not match', corruptHeaderCrc, 'fit_corrupt_header'],
     ['a first header without ".FIT"', () => withSignature(read('Activity.fit'), 'GIT'), 'fit_not_fit_file'],
