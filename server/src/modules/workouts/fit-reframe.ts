@@ -24,14 +24,16 @@
  * - Unreadable stretches inside the data (a record header naming an
  *   undefined local type, a definition with an unknown base type): the last
  *   data message before the break is dropped (it was read misaligned), and
- *   reading resumes at the first byte from which `RESYNC_RECORDS` messages in
- *   a row read cleanly; the file is `truncated` (messages were lost). The
+ *   reading resumes where messages read cleanly again, in time order (see
+ *   `RESYNC_RECORDS`); the file is `truncated` (messages were lost). The
  *   Strava Android file of the corpus needs it: 19 bytes are missing from it
- *   (its header declares 78,236 data bytes, 78,217 follow), each where a CR
- *   byte (0x0d) stood before an LF (0x0a), as a text-mode copy that turns
- *   CRLF into LF leaves it; the first at byte 7,468 moves every later record
- *   by one byte, and the decoder stops at byte 7,472 on an undefined local
- *   type.
+ *   (its header declares 78,236 data bytes, 78,217 follow). Each break in it
+ *   follows an LF byte (0x0a) in a record that reads true with a CR (0x0d)
+ *   before that LF, as a text-mode copy that turns CRLF into LF leaves a
+ *   file (a likely cause, not proven: putting CRs back by hand did not give
+ *   the file's CRC). The first, in the record at byte 7,451, moves every
+ *   later record by one byte, and the decoder stops at byte 7,472 on a
+ *   record header naming an undefined local type.
  * - Chained files (several FIT files one after the other) become one stream;
  *   bytes after the last whole file that are not a FIT file (a chained
  *   header with a bad signature) are left out, and the file is `truncated`.
@@ -83,7 +85,7 @@ const RESYNC_WINDOW_BYTES = 128;
 const PLAUSIBLE_BACK_SECS = 60;
 const PLAUSIBLE_AHEAD_SECS = 12 * 3600;
 const MAX_RESYNCS = 200;
-const MAX_RESYNC_SCAN_BYTES = 64 * 1024;
+const MAX_RESYNC_SCAN_BYTES = 16 * 1024;
 const OUTPUT_SLACK_BYTES = 64 * 1024;
 
 export interface ReframedFit {
