@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { User } from '../../server/src/db/tables.ts';
 import { reframeFit } from '../../server/src/modules/workouts/fit-reframe.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
+import { waitForRecompute } from '../support/recompute.ts';
 import { call, type JsonResponse } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
@@ -270,6 +271,29 @@ describe('the FIT corpus through POST /api/workouts/upload-fit', () => {
     );
     expect(streams.status).toBe(200);
     expect(streams.body.points).toBe(records.length);
+  });
+
+  it('scores a ride whose file has no power by heart rate, never by a false 0 W (training load method)', async () => {
+    const user = await makeUser(server.db);
+    await server.db
+      .updateTable('users')
+      .set({ ftpWatts: FTP_WATTS, restingHr: 50, thresholdHr: 170 })
+      .where('id', '=', user.id)
+      .execute();
+    const { token } = await mintToken(server.db, user, { scopes: ['workout:write'] });
+    // The COROS session says avg_power 0 and normalized_power 0; no record has power.
+    const res = await upload(token, read('coros-pace-2-cycling-misaligned-fields.fit'), 'coros.fit');
+    expect(res.status).toBe(201);
+    expect([res.body.avgPower, res.body.normalizedPower, res.body.trainingStress]).toEqual([null, null, null]);
+    await waitForRecompute(server.db, user.id);
+    const day = await server.db
+      .selectFrom('dailyTrainingLoad')
+      .select(['method', 'tss'])
+      .where('userId', '=', user.id)
+      .where('date', '=', res.body.localDate)
+      .executeTakeFirstOrThrow();
+    expect(day.method).toBe('heart_rate');
+    expect(day.tss).toBeGreaterThan(0);
   });
 
   it('reads compressed timestamp headers per the FIT protocol: one record a second, as the session says', async () => {
