@@ -75,6 +75,8 @@ describe.skipIf(bin === undefined)('reads from a streaming replica', () => {
   let reader: MintedToken;
   let mcpReader: Client;
   let mcpWriter: Client;
+  /** Processes a test starts for itself. */
+  const others: PacerProcess[] = [];
   const figures: Record<string, string> = {};
 
   const counts = async () => ({ primary: await wellnessReads(primary), replica: await wellnessReads(replica) });
@@ -123,7 +125,7 @@ describe.skipIf(bin === undefined)('reads from a streaming replica', () => {
   afterAll(async () => {
     await mcpReader?.close();
     await mcpWriter?.close();
-    await Promise.all([apiA?.stop(), apiB?.stop(), apiC?.stop()]);
+    await Promise.all([apiA?.stop(), apiB?.stop(), apiC?.stop(), ...others.map((api) => api.stop())]);
     await primary?.destroy();
     await replica?.destroy();
     await cluster?.destroy();
@@ -279,7 +281,25 @@ describe.skipIf(bin === undefined)('reads from a streaming replica', () => {
     await list(apiA, reader, '2026-05-01', '2026-05-31');
     expect((await wellnessReads(primary)) - primaryBefore).toBe(1);
 
+    // A process started while the replica is down starts all the same, and reads on the primary.
+    const apiD = await startPacerProcess('api', cluster.primaryUrl, {
+      PACER_DATABASE_READ_URL: cluster.replicaUrl,
+      PACER_RATE_LIMIT_PER_MINUTE: '0',
+    });
+    others.push(apiD);
+    expect(await readiness(apiD)).toMatchObject({ status: 'ok', replica: 'unreachable', replicaLagMs: null });
+    expect((await list(apiD, reader, '2026-05-01', '2026-05-31')).map((item) => item.date)).toEqual([
+      '2026-05-01',
+      '2026-05-02',
+      '2026-05-03',
+    ]);
+
     await cluster.startReplica();
+    await waitFor(
+      async () => (await readiness(apiD)).replica === 'ok',
+      'the process started without the replica to take it',
+      15_000,
+    );
     await waitFor(
       async () =>
         (await Promise.all([apiA, apiB].map(async (api) => (await readiness(api)).replica))).every((s) => s === 'ok'),
