@@ -133,6 +133,18 @@ const EnvSchema = z.object({
       error: 'is not a valid URL (check the host and port, and percent-encode special characters in the password)',
     })
     .optional(),
+  // A streaming replica the REST GET routes and MCP read tools read from (db/read-replica.ts); unset: all on DATABASE_URL.
+  PACER_DATABASE_READ_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL of a read replica, or unset', abort: true })
+    .refine(isParsableConnectionUrl, {
+      error: 'is not a valid URL (check the host and port, and percent-encode special characters in the password)',
+    })
+    .optional(),
+  // After a caller's write, its reads stay on the primary this long (read-your-writes).
+  PACER_READ_YOUR_WRITES_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
+  // Past this replay lag the replica is left out of reads until it catches up.
+  PACER_READ_MAX_LAG_MS: z.coerce.number().int().min(100).max(3_600_000).default(2000),
   PACER_DATA_DIR: z.string().min(1).default('./.pacer'),
   PACER_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   PACER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
@@ -239,6 +251,17 @@ export interface Config {
    */
   readonly corsOrigins: readonly string[];
   readonly databaseUrl: string | undefined;
+  /**
+   * Reads from a streaming replica (db/read-replica.ts, README "Operating at
+   * scale"); `url` undefined: every read goes to the primary.
+   */
+  readonly readReplica: {
+    readonly url: string | undefined;
+    /** A caller's reads stay on the primary this long after its last write. */
+    readonly readYourWritesMs: number;
+    /** Replay lag past which reads leave the replica. */
+    readonly maxLagMs: number;
+  };
   readonly dataDir: string;
   readonly role: 'all' | 'api' | 'worker';
   readonly logLevel: z.infer<typeof EnvSchema>['PACER_LOG_LEVEL'];
@@ -358,7 +381,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? 'environment');
       // DATABASE_URL may hold a password: the message goes to stderr and logs.
-      const value = name === 'DATABASE_URL' && env[name] !== undefined ? redactConnectionUrl(env[name]) : env[name];
+      const value =
+        (name === 'DATABASE_URL' || name === 'PACER_DATABASE_READ_URL') && env[name] !== undefined
+          ? redactConnectionUrl(env[name])
+          : env[name];
       return `  ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
@@ -382,6 +408,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePoolSize: e.PACER_QUEUE_POOL_SIZE,
     derivedPollMs: e.PACER_DERIVED_POLL_MS,
     databaseUrl: e.DATABASE_URL,
+    readReplica: {
+      url: e.PACER_DATABASE_READ_URL,
+      readYourWritesMs: e.PACER_READ_YOUR_WRITES_MS,
+      maxLagMs: e.PACER_READ_MAX_LAG_MS,
+    },
     dataDir: path.resolve(e.PACER_DATA_DIR),
     role: e.PACER_ROLE,
     logLevel: e.PACER_LOG_LEVEL,

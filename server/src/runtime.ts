@@ -18,6 +18,7 @@ import { startAsyncJobWorkers } from './modules/async-jobs/async-job.worker.ts';
 import { type DerivedDrainer, startDerivedDrainer } from './modules/derived/derived-drainer.ts';
 import { checkMcpManifest } from './mcp/manifest.ts';
 import { McpExecutionRecorder } from './modules/mcp-audit/mcp-audit.service.ts';
+import { openReadRouter, primaryOnly, type ReadRouter } from './db/read-replica.ts';
 
 /**
  * `node:http` taken as the CommonJS module it is: an ESM `import` of it builds
@@ -35,6 +36,8 @@ export interface Runtime {
   readonly url: string | undefined;
   /** The derived-data drainer; undefined for API-only processes. */
   readonly derived: DerivedDrainer | undefined;
+  /** Where the API's reads go (the replica's, with PACER_DATABASE_READ_URL); the primary only in a worker. */
+  readonly reads: ReadRouter;
   stop(): Promise<void>;
 }
 
@@ -127,11 +130,13 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   let server: Server | undefined;
   let drainer: Drainer | undefined;
   let url: string | undefined;
+  let reads = primaryOnly(database.db);
   const mcpRecorder = new McpExecutionRecorder(database.db, logger);
   if (runsApi) {
     try {
       if (config.mcp.enabled) await checkMcpManifest(logger);
-      const app = createApp({ config, db: database.db, boss, logger, secretBox, mcpRecorder });
+      reads = await openReadRouter({ config, primary: database.db, primaryPool: database.pool, logger });
+      const app = createApp({ config, db: database.db, reads, boss, logger, secretBox, mcpRecorder });
       server = createServer(httpServerOptions(config), app);
       applyIdleTimeout(server);
       drainer = trackConnections(server);
@@ -143,6 +148,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       await derived?.stop();
       await mcpRecorder.close();
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+      await reads.close();
       await database.close();
       throw error;
     }
@@ -156,9 +162,10 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       await derived?.stop();
       await mcpRecorder.close();
       await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs, close: true });
+      await reads.close();
       await database.close();
     })();
     return stopping;
   };
-  return { config, database, boss, url, derived, stop };
+  return { config, database, boss, url, derived, reads, stop };
 }

@@ -51,7 +51,13 @@ describe('errors and request ids', () => {
 
   it('serves health, readiness, the OpenAPI document and Swagger UI', async () => {
     expect((await call(server.url, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
-    expect((await call(server.url, 'GET', '/readyz')).body).toEqual({ status: 'ok', database: 'ok', queue: 'ok' });
+    expect((await call(server.url, 'GET', '/readyz')).body).toEqual({
+      status: 'ok',
+      database: 'ok',
+      queue: 'ok',
+      replica: 'off',
+      replicaLagMs: null,
+    });
     const openapi = await call<{ openapi: string; servers: { url: string }[] }>(server.url, 'GET', '/openapi.json');
     expect(openapi.body.openapi).toMatch(/^3\./);
     expect(openapi.body.servers[0]?.url).toBe(server.config.baseUrl);

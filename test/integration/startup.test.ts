@@ -104,7 +104,13 @@ describe('start-up', () => {
     const dataDir = await tempDir();
     const server = await startServer(dataDir);
     expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok' });
-    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'ok', queue: 'ok' });
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({
+      status: 'ok',
+      database: 'ok',
+      queue: 'ok',
+      replica: 'off',
+      replicaLagMs: null,
+    });
     // Even as root nothing moves to /var/lib/pacer while every directory on the way lets other users pass.
     const binaries = path.join(
       await realpath(ROOT),

@@ -84,6 +84,21 @@ export interface TestServerOptions {
   readonly logDestination?: DestinationStream;
 }
 
+/**
+ * `PACER_TEST_READ_ONLY_READS=1`: each test server reads (GET routes, MCP read
+ * tools) through a second, read-only connection to its own database, given as
+ * `PACER_DATABASE_READ_URL`, so running any integration file this way shows
+ * that nothing routed to a replica tries to write (PostgreSQL refuses with 25006).
+ * The read-your-writes window is 0 then (the "replica" is never behind), so
+ * every such read goes there, a test's read right after its write included.
+ */
+function readOnlyReadsFor(databaseUrl: string): Record<string, string> {
+  if (process.env['PACER_TEST_READ_ONLY_READS'] !== '1') return {};
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', '-c default_transaction_read_only=on');
+  return { PACER_DATABASE_READ_URL: url.toString(), PACER_READ_YOUR_WRITES_MS: '0' };
+}
+
 /** Every test server seals webhook secrets with this key, so factories can create apps directly. */
 export const TEST_SECRET_KEY = 'pacer-test-secret-key-0123456789abcdef';
 export const testSecretBox = SecretBox.fromKeyMaterial(TEST_SECRET_KEY);
@@ -106,6 +121,7 @@ export async function startTestServer(
       PACER_SECRET_KEY: TEST_SECRET_KEY,
       // Every answer a test receives from a contract route has been checked against the contract.
       PACER_CHECK_RESPONSES: 'true',
+      ...readOnlyReadsFor(databaseUrl),
       ...env,
     });
   // The base URL names the port, so it is chosen before the server listens; another process

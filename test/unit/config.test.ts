@@ -87,6 +87,9 @@ describe('configuration', () => {
     ['PACER_MCP_ENABLED', 'maybe'],
     ['PACER_ACCESS_TOKEN_TTL', '5'],
     ['DATABASE_URL', 'mysql://localhost/db'],
+    ['PACER_DATABASE_READ_URL', 'mysql://replica/db'],
+    ['PACER_READ_YOUR_WRITES_MS', '-1'],
+    ['PACER_READ_MAX_LAG_MS', '10'],
     ['PACER_MCP_DCR_OWNER_EMAIL', 'not-an-email'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
@@ -117,6 +120,24 @@ describe('configuration', () => {
     expect(() => loadConfig({ PACER_CORS_ORIGINS: value })).toThrow(ConfigError);
     expect(() => loadConfig({ PACER_CORS_ORIGINS: value })).toThrow(message);
     expect(() => loadConfig({ PACER_CORS_ORIGINS: value })).toThrow(`PACER_CORS_ORIGINS=${JSON.stringify(value)}`);
+  });
+
+  it('reads from the primary only unless PACER_DATABASE_READ_URL names a replica', () => {
+    expect(loadConfig({}).readReplica).toEqual({ url: undefined, readYourWritesMs: 5000, maxLagMs: 2000 });
+    expect(
+      loadConfig({
+        PACER_DATABASE_READ_URL: 'postgres://pacer@replica:5432/pacer',
+        PACER_READ_YOUR_WRITES_MS: '8000',
+        PACER_READ_MAX_LAG_MS: '500',
+      }).readReplica,
+    ).toEqual({ url: 'postgres://pacer@replica:5432/pacer', readYourWritesMs: 8000, maxLagMs: 500 });
+  });
+
+  it('never prints the replica URL password in a configuration error', () => {
+    const read = () => loadConfig({ PACER_DATABASE_READ_URL: 'postgres://pacer:hunter2@replica:99999/pacer' });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow('PACER_DATABASE_READ_URL');
+    expect(read).not.toThrow('hunter2');
   });
 
   it('treats an empty variable as unset', () => {

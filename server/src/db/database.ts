@@ -121,7 +121,7 @@ export function precompiled<A extends readonly unknown[], R>(
 }
 
 /** What Kysely sees of one pooled connection: its queries go out named when their text carries a marker. */
-function namingClient(client: pg.PoolClient): PostgresPoolClient {
+function namingClient(client: SourceClient): PostgresPoolClient {
   const query = (textOrCursor: unknown, parameters?: readonly unknown[]) => {
     if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
     const name = statementNameOf(textOrCursor);
@@ -135,11 +135,24 @@ function namingClient(client: pg.PoolClient): PostgresPoolClient {
   };
 }
 
-function withPreparedStatements(pool: pg.Pool): PostgresPool {
+/**
+ * Where a Kysely handle takes its connections: a pg pool, or a source that
+ * picks one of two pools per checkout (read-replica.ts).
+ */
+export interface ConnectionSource {
+  readonly options: object;
+  connect(): Promise<SourceClient>;
+  end(): Promise<void>;
+}
+
+/** What Kysely and the statement naming use of a pooled connection. */
+export type SourceClient = Pick<pg.PoolClient, 'query' | 'release'>;
+
+function withPreparedStatements(pool: ConnectionSource): PostgresPool {
   // One wrapper per pooled connection, kept as long as the connection: Kysely keeps its own
   // connection object per client it is handed, so a new wrapper on every checkout would make it
   // build (and the garbage collector drop) a connection object on every query.
-  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrappers = new WeakMap<SourceClient, PostgresPoolClient>();
   return {
     options: pool.options,
     end: () => pool.end(),
@@ -160,7 +173,7 @@ export interface CreateDbOptions {
   readonly preparedStatements?: boolean;
 }
 
-export function createDb(pool: pg.Pool, options: CreateDbOptions = {}): Db {
+export function createDb(pool: ConnectionSource, options: CreateDbOptions = {}): Db {
   const db = new Kysely<Database>({
     // Without prepared statements Kysely gets the pool itself: every query goes out unnamed.
     dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withPreparedStatements(pool) }),

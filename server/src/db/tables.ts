@@ -121,6 +121,8 @@ export interface OauthGrantsTable {
   /** Why it was revoked, where the server knows: `refresh_reuse` when a rotated refresh token came back. */
   revokedReason: ColumnType<string | null, string | null | undefined, string | null>;
   lastUsedAt: Timestamp | null;
+  /** When one of its tokens last wrote, while a read replica is configured (read-your-writes, db/read-replica.ts). */
+  lastWriteAt: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface OauthAccessTokensTable {

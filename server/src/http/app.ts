@@ -4,6 +4,8 @@ import express, { type Express } from 'express';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { ReadRouter } from '../db/read-replica.ts';
+import { noteWrites } from './read-routing.ts';
 import type { Logger } from '../logger.ts';
 import { nutritionRoutes } from './routes/nutrition.routes.ts';
 import { plannedWorkoutsRoutes } from './routes/planned-workouts.routes.ts';
@@ -49,6 +51,8 @@ import { bearerApiCors, CORS_OAUTH_PATHS, restPathPrefixes } from './cors.ts';
 export interface AppDeps {
   readonly config: Config;
   readonly db: Db;
+  /** Where GET routes and MCP read tools read (read-routing.ts); writes and everything else use `db`. */
+  readonly reads: ReadRouter;
   readonly boss: PgBoss;
   readonly logger: Logger;
   readonly secretBox: SecretBox;
@@ -137,7 +141,15 @@ function mountHealthRoutes(app: Express, deps: AppDeps): void {
     ]);
     const [database, queue] = checks.map((check) => (check.status === 'fulfilled' ? 'ok' : 'unavailable'));
     const ready = database === 'ok' && queue === 'ok';
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', database, queue });
+    // The replica does not decide readiness: without it, reads go to the primary.
+    const replica = deps.reads.status();
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ok' : 'unavailable',
+      database,
+      queue,
+      replica: replica.state,
+      replicaLagMs: replica.lagMs,
+    });
   });
 }
 
@@ -165,7 +177,9 @@ function mountRestApi(app: Express, deps: AppDeps & { readonly decoding: FitDeco
       ...TS_REST_OPTIONS,
       // Rate limits are counted while the token is looked up and decided first; no body is
       // read before both pass. Idempotency needs the principal and the parsed body.
-      globalMiddleware: [withRestRateLimits(deps, restBearerAuth(deps)), jsonBody, idempotency(deps)],
+      // A write is noted for read-your-writes once its answer is ready: installed before the
+      // idempotency layer, so that layer's commit comes first and the note just before the answer.
+      globalMiddleware: [withRestRateLimits(deps, restBearerAuth(deps)), jsonBody, noteWrites(deps), idempotency(deps)],
     },
   );
 }

@@ -6,6 +6,8 @@ import { AppError, type ErrorCode } from '../errors.ts';
 import { fieldErrorsOf } from '../http/problem.ts';
 import { canonicalJson, type IdempotencyScope, runIdempotent } from '../modules/idempotency/idempotency.service.ts';
 import type { McpExecutionRecorder } from '../modules/mcp-audit/mcp-audit.service.ts';
+import type { ReadRouter } from '../db/read-replica.ts';
+import { noteGrantWrite } from '../modules/oauth/token.service.ts';
 import type { RateLimitResult } from '../modules/rate-limit/rate-limit.service.ts';
 import { featureEnabled, findEnabledTool } from './registry.ts';
 import type { ToolContext, ToolDefinition } from './tool.ts';
@@ -41,9 +43,11 @@ function validationMessage(error: z.ZodError): string {
   return `Invalid arguments: ${fields.map((field) => `${field.path || '(arguments)'}: ${field.message}`).join('; ')}`;
 }
 
-/** A tool's context plus where the call is recorded. */
+/** A tool's context plus where the call is recorded and where its reads may go. */
 export interface ExecutionContext extends ToolContext {
   readonly recorder: McpExecutionRecorder;
+  /** Read-only tools read through it (a replica, read-your-writes); `db` is the primary. */
+  readonly reads: ReadRouter;
 }
 
 export interface CallToolRequest {
@@ -109,7 +113,7 @@ function errorCodeOf(result: CallToolResult): McpErrorCode | null {
 }
 
 async function runCall(
-  context: ToolContext,
+  context: ExecutionContext,
   request: CallToolRequest,
   tool: ToolDefinition | undefined,
 ): Promise<CallToolResult> {
@@ -137,9 +141,29 @@ async function runCall(
   if (!parsed.success) throw new McpToolError('validation_failed', validationMessage(parsed.error));
   const args = parsed.data as Record<string, unknown>;
 
-  const key = tool.annotations.readOnlyHint ? undefined : idempotencyKeyOf(request.idempotencyHeader, args);
-  if (key === undefined) return execute(context, tool, args);
-  return executeIdempotently(context, tool, args, key);
+  if (tool.annotations.readOnlyHint) {
+    if (tool.readsPrimary === true) return execute(context, tool, args);
+    return execute({ ...context, db: context.reads.readDbFor(context.principal.msSinceWrite) }, tool, args);
+  }
+  const key = idempotencyKeyOf(request.idempotencyHeader, args);
+  const result =
+    key === undefined ? await execute(context, tool, args) : await executeIdempotently(context, tool, args, key);
+  await noteWrite(context, result);
+  return result;
+}
+
+/**
+ * With a replica, a write tool's call is noted on the token's grant before its
+ * result goes back: the caller's next reads go to the primary for the
+ * read-your-writes window (db/read-replica.ts), as after a REST write.
+ */
+async function noteWrite(context: ExecutionContext, result: CallToolResult): Promise<void> {
+  if (!context.reads.replicated || result.isError === true) return;
+  try {
+    await noteGrantWrite(context.db, context.principal.grantId);
+  } catch (error) {
+    context.logger.warn({ err: error }, 'could not note a write for read-your-writes');
+  }
 }
 
 /**

@@ -33,6 +33,7 @@ import {
 } from './mcp-auth.ts';
 import { MCP_PATH } from './mcp-endpoint.ts';
 import { featureEnabled, findEnabledTool, listVisibleTools } from './registry.ts';
+import type { ReadRouter } from '../db/read-replica.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const RATE_LIMIT_WINDOW_SECS = 60;
@@ -43,6 +44,8 @@ const INSTRUCTIONS =
 export interface McpDeps {
   readonly config: Config;
   readonly db: Db;
+  /** Where read-only tools read (a replica, read-your-writes: db/read-replica.ts). */
+  readonly reads: ReadRouter;
   readonly boss: PgBoss;
   readonly logger: Logger;
   readonly recorder: McpExecutionRecorder;
@@ -334,6 +337,7 @@ function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): Tool
   const idempotencyHeader = req.headers['mcp-idempotency-key'];
   const context: ExecutionContext = {
     db: deps.db,
+    reads: deps.reads,
     boss: deps.boss,
     config,
     logger: deps.logger,

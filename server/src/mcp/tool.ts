@@ -44,6 +44,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   /** Listed and callable only while the user's profile has this feature on. */
   readonly feature?: 'nutrition';
   readonly annotations: ToolAnnotations;
+  /**
+   * A read-only tool (by its hints) that stores what it derives on first read
+   * (decoded streams): it runs on the primary, never on a read replica.
+   */
+  readonly readsPrimary?: true;
   /** Arguments; an object schema taken from the contract. */
   readonly input: I;
   /** `structuredContent`; an object schema taken from the contract. */

@@ -1,6 +1,8 @@
 import { contract } from '@pacer/contract';
 import { initServer } from '@ts-rest/express';
 import type { Db } from '../../db/database.ts';
+import type { ReadRouter } from '../../db/read-replica.ts';
+import { readDbOf } from '../read-routing.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import {
@@ -13,16 +15,16 @@ import {
 
 const s = initServer();
 
-export function plannedWorkoutsRoutes(deps: { readonly db: Db }) {
+export function plannedWorkoutsRoutes(deps: { readonly db: Db; readonly reads: ReadRouter }) {
   return s.router(contract.plannedWorkouts, {
     createPlannedWorkout: async ({ body, res }) => {
       return { status: 201, body: await createPlannedWorkout(writeDepsOf(res, deps), actorOf(res), body) };
     },
     listPlannedWorkouts: async ({ query, res }) => {
-      return { status: 200, body: await listPlannedWorkoutPage(deps.db, actorOf(res), query) };
+      return { status: 200, body: await listPlannedWorkoutPage(readDbOf(res, deps), actorOf(res), query) };
     },
     getPlannedWorkout: async ({ params, res }) => {
-      return { status: 200, body: await getPlannedWorkout(deps.db, actorOf(res), params.id) };
+      return { status: 200, body: await getPlannedWorkout(readDbOf(res, deps), actorOf(res), params.id) };
     },
     updatePlannedWorkout: async ({ params, body, res }) => {
       return { status: 200, body: await patchPlannedWorkout(writeDepsOf(res, deps), actorOf(res), params.id, body) };

@@ -4,6 +4,8 @@ import type { Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import type { PgBoss } from 'pg-boss';
 import type { Db } from '../../db/database.ts';
+import type { ReadRouter } from '../../db/read-replica.ts';
+import { readDbOf } from '../read-routing.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import type { FitDecodeQueue } from '../../modules/workouts/fit-decode-queue.ts';
@@ -34,6 +36,7 @@ function uploadOf(res: { locals: Express.Locals }): FitUpload {
 
 export function workoutRoutes(deps: {
   readonly db: Db;
+  readonly reads: ReadRouter;
   readonly boss: PgBoss;
   readonly config: Config;
   readonly logger: Logger;
@@ -61,19 +64,20 @@ export function workoutRoutes(deps: {
       },
     },
     listWorkouts: async ({ query, res }) => {
-      return { status: 200, body: await listWorkoutPage(deps.db, actorOf(res), query) };
+      return { status: 200, body: await listWorkoutPage(readDbOf(res, deps), actorOf(res), query) };
     },
     getWorkout: async ({ params, res }) => {
-      return { status: 200, body: await getWorkout(deps.db, actorOf(res), params.id) };
+      return { status: 200, body: await getWorkout(readDbOf(res, deps), actorOf(res), params.id) };
     },
     getWorkoutFile: async ({ params, res }) => {
-      const file = await getWorkoutFile(deps.db, actorOf(res), params.id);
+      const file = await getWorkoutFile(readDbOf(res, deps), actorOf(res), params.id);
       res.setHeader('Content-Disposition', contentDisposition(file.fileName));
       // The hash of the bytes is a strong validator.
       res.setHeader('ETag', `"${file.sha256}"`);
       // ts-rest sends a non-JSON body as is; the contract types it as the Blob clients receive.
       return { status: 200, body: file.bytes as unknown as Blob };
     },
+    // On the primary: the first read of a workout's streams decodes its file and stores them.
     getWorkoutStreams: async ({ params, query, res }) => {
       return { status: 200, body: await getWorkoutStreams(services, actorOf(res), params.id, query.maxPoints) };
     },

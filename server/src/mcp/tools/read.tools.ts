@@ -87,6 +87,7 @@ export const readTools = [
     phase: 'read',
     scopes: ['workout:read'],
     annotations: READ_ONLY,
+    readsPrimary: true,
     input: IdInputSchema.extend({
       maxPoints: z
         .number()

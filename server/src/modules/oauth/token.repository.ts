@@ -134,6 +134,8 @@ export interface AccessTokenRecord {
   readonly userRole: UserRole;
   readonly userTimeZone: string;
   readonly userFeatureFlags: { readonly nutrition?: boolean };
+  /** Milliseconds since one of the grant's tokens last wrote, by the database's clock; null if none has (or no replica). */
+  readonly msSinceWrite: number | null;
 }
 
 function accessTokenSelect(db: DbOrTrx, tokenHash: string) {
@@ -156,6 +158,8 @@ function accessTokenSelect(db: DbOrTrx, tokenHash: string) {
       'u.role as userRole',
       'u.timeZone as userTimeZone',
       'u.featureFlags as userFeatureFlags',
+      // The database's clock on both sides: API hosts' clocks may differ from it and from each other.
+      sql<number | null>`(extract(epoch from (clock_timestamp() - g.last_write_at)) * 1000)::float8`.as('msSinceWrite'),
     ])
     .where('t.tokenHash', '=', tokenHash);
 }
@@ -196,6 +200,7 @@ const RECORD_KEYS = [
   'userRole',
   'userTimeZone',
   'userFeatureFlags',
+  'msSinceWrite',
 ] as const satisfies readonly (keyof AccessTokenRecord)[];
 // A key added to the record and not to the list fails here.
 const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[number]> extends never ? true : never =
@@ -396,6 +401,16 @@ export async function findTokenByHash(db: DbOrTrx, tokenHash: string) {
 }
 
 /** Record that a grant was used, at most once a minute (the /settings page shows it). */
+/** Record that one of the grant's tokens has just written (read-your-writes, db/read-replica.ts). */
+export async function markGrantWrite(db: DbOrTrx, grantId: string): Promise<void> {
+  await db
+    .updateTable('oauthGrants')
+    .set({ lastWriteAt: sql<Date>`clock_timestamp()` })
+    .where('id', '=', grantId)
+    .modifyEnd(preparedStatement('mark_grant_write'))
+    .execute();
+}
+
 export async function touchGrant(db: DbOrTrx, grantId: string): Promise<void> {
   await db
     .updateTable('oauthGrants')

@@ -13,6 +13,7 @@ import {
   findAccessTokenCountingHits,
   insertAccessToken,
   insertGrant,
+  markGrantWrite,
   touchGrant,
 } from './token.repository.ts';
 import type { UserRole } from '../../db/tables.ts';
@@ -32,6 +33,11 @@ export interface TokenPrincipal {
   readonly resource: string | null;
   /** The profile's `nutrition` feature (MCP lists nutrition tools only while it is on). */
   readonly nutritionEnabled: boolean;
+  /**
+   * Milliseconds since a token of this grant last wrote (database clock), null if
+   * none has: within the read-your-writes window its reads go to the primary.
+   */
+  readonly msSinceWrite: number | null;
 }
 
 export type TokenCheck =
@@ -88,6 +94,7 @@ function tokenCheckOf(record: AccessTokenRecord | undefined): TokenCheck {
       scopes: record.scopes,
       resource: record.resource,
       nutritionEnabled: record.userFeatureFlags.nutrition !== false,
+      msSinceWrite: record.msSinceWrite,
     },
   };
 }
@@ -106,6 +113,15 @@ export function noteGrantUse(db: Db, grantId: string, logger: Logger): void {
   lastTouched.set(grantId, now);
   if (lastTouched.size > 10_000) lastTouched.clear();
   touchGrant(db, grantId).catch((error: unknown) => logger.warn({ err: error }, 'could not record grant use'));
+}
+
+/**
+ * Note that a token of `grantId` has written, before its answer goes out: the
+ * caller's next reads, on any API process, then go to the primary for the
+ * read-your-writes window (db/read-replica.ts). Only called with a replica.
+ */
+export async function noteGrantWrite(db: Db, grantId: string): Promise<void> {
+  await markGrantWrite(db, grantId);
 }
 
 export interface IssueDeveloperTokenOptions {
