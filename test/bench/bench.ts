@@ -112,6 +112,18 @@ import {
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
 import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
+import {
+  cpuLines,
+  type CpuPair,
+  derivedSettled,
+  distinctOneHourRides,
+  fitUpload,
+  mcpGetProfile,
+  measureCpu,
+  measureDecodeCpu,
+  profileGet,
+  wellnessPost,
+} from './cpu-bench.ts';
 import { BENCH_REPO, ENTRY, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
 import {
   backfillLines,
@@ -155,6 +167,24 @@ const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
 /** The Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api`, `backfill` and `fit` write a CPU profile into CPU_PROF_DIR when they stop. */
 const CPU_PROF_NODE_FLAGS = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
+const CPU_REQUESTS = positiveNumber('PACER_BENCH_CPU_REQUESTS', 2000);
+const CPU_UPLOADS = positiveNumber('PACER_BENCH_CPU_UPLOADS', 100);
+const CPU_WARMUP = 300;
+const CPU_WARMUP_UPLOADS = 10;
+/** Lightly concurrent: enough to keep the server busy, few enough that queueing costs it nothing. */
+const CPU_CLIENTS = 4;
+const CPU_FIGURE_NAMES = ['wellness', 'mcp', 'fit'] as const;
+/** PACER_BENCH_CPU_FIGURES: which of section 11's figures to measure (`mcp` includes REST's GET /api/profile). */
+const CPU_FIGURES = ((): ReadonlySet<string> => {
+  const raw = process.env['PACER_BENCH_CPU_FIGURES'];
+  if (raw === undefined || raw.trim() === '') return new Set(CPU_FIGURE_NAMES);
+  return new Set(raw.split(',').map((name) => name.trim()));
+})();
+/** PACER_BENCH_CPU_ROLES: the roles section 11 runs Pacer in (default `api,all`). */
+const CPU_ROLES = (process.env['PACER_BENCH_CPU_ROLES'] ?? 'api,all')
+  .split(',')
+  .map((role) => role.trim())
+  .filter((role): role is 'api' | 'all' => role === 'api' || role === 'all');
 /** Athletes of step 9's wellness load: one per connection. */
 const LOAD_USERS = 10;
 /** Users the lag run of step 7 spreads its writes over. */
@@ -174,6 +204,7 @@ const SECTIONS = [
   'backfill',
   'fit',
   'fuel-figures',
+  'cpu',
 ] as const;
 /** The sections measured on the throughput server of steps 2-5. */
 const THROUGHPUT_SECTIONS: readonly Section[] = ['wellness', 'oauth', 'uploads', 'webhooks'];
@@ -476,6 +507,7 @@ function serverEnv(options: {
     // The bench measures the write path, not the limiter: one token and one IP must never be throttled.
     PACER_RATE_LIMIT_PER_MINUTE: '1000000000',
     PACER_RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    PACER_MCP_RATE_LIMIT_PER_MINUTE: '1000000000',
     // Nor the webhook ingest of step 5 (one sender, one app, thousands per second).
     PACER_WEBHOOK_RATE_LIMIT_IP_PER_MINUTE: '0',
     PACER_WEBHOOK_RATE_LIMIT_APP_PER_MINUTE: '0',
@@ -899,6 +931,7 @@ async function main(): Promise<void> {
   const backfill = ONLY.has('backfill') ? await runBackfillSection(log, where) : undefined;
   const fit = ONLY.has('fit') ? await runFitSection(log, where) : undefined;
   if (ONLY.has('fuel-figures')) await runFuelFiguresSection(log, where);
+  if (ONLY.has('cpu')) await runCpuSection(log, where);
 
   printSummary(log, {
     empty,
@@ -1519,6 +1552,115 @@ async function runFuelFiguresSection(
     await pool.end();
     await server.stop();
   }
+}
+
+/**
+ * 11. `cpu`: CPU time per request of the server process (cpu-bench.ts), Pacer in role `api` then in
+ * role `all` (writes charged with the recompute they trigger), each against the lean reference.
+ */
+async function runCpuSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<void> {
+  log(
+    `\n[11] cpu: server CPU per request (/proc/<pid>/stat, idle rate taken off), ${CPU_REQUESTS} requests per figure over ${CPU_CLIENTS} clients after ${CPU_WARMUP} warm-up requests; ${CPU_UPLOADS} FIT uploads one at a time`,
+  );
+  const now = Date.now();
+  for (const role of CPU_ROLES) {
+    await withPacerAndReference(where, role, async ({ pacer, reference, env }) => {
+      log(`  PACER_ROLE=${role}: Pacer pid ${pacer.pid}, reference pid ${reference.pid}`);
+      const user = await createBenchUser(env, `bench-cpu-${role}`);
+      const token = (
+        await runCli<{ access_token: string }>(env, [
+          'token:create',
+          '--email',
+          user.email,
+          ...['health:write', 'health:read', 'profile:read', 'workout:write'].flatMap((scope) => ['--scope', scope]),
+          '--expires-in',
+          '7200',
+          '--json',
+        ])
+      ).access_token;
+      const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
+      const settled = role === 'all' ? derivedSettled(pool, user.id) : undefined;
+      const measure = async (
+        server: ServerProcess,
+        target: Parameters<typeof measureCpu>[0]['target'],
+        requests = CPU_REQUESTS,
+        clients = CPU_CLIENTS,
+      ) => {
+        await measureCpu({ server, target, requests: Math.min(CPU_WARMUP, requests), clients, settled });
+        return measureCpu({ server, target, requests, clients, settled });
+      };
+      try {
+        const pairs: CpuPair[] = [];
+        const wellness = wellnessPost(token, now);
+        if (CPU_FIGURES.has('wellness'))
+          pairs.push({
+            name: `POST /api/wellness (role ${role}${role === 'all' ? ', recompute included' : ''})`,
+            reference: await measure(reference, wellness),
+            pacer: await measure(pacer, wellness),
+            referenceName: 'reference server',
+          });
+        if (role === 'api' && CPU_FIGURES.has('mcp')) {
+          const rest = await measure(pacer, profileGet(token));
+          const mcpToken = await runCli<{ access_token: string }>(env, [
+            'token:create',
+            '--email',
+            user.email,
+            '--scope',
+            'profile:read',
+            '--resource',
+            `${pacer.url}/mcp`,
+            '--expires-in',
+            '7200',
+            '--json',
+          ]);
+          const mcp = await measure(pacer, mcpGetProfile(mcpToken.access_token));
+          pairs.push({ name: 'GET /api/profile', pacer: rest, reference: undefined, referenceName: undefined });
+          pairs.push({
+            name: 'MCP tools/call get_profile',
+            pacer: mcp,
+            reference: rest,
+            referenceName: 'REST GET /api/profile',
+          });
+        }
+        if (CPU_FIGURES.has('fit')) pairs.push(await fitPair(role, token, pacer, settled));
+        for (const line of cpuLines(pairs)) log(line);
+      } finally {
+        await pool.end();
+      }
+    });
+  }
+}
+
+let fitSerial = 3_700_000_000;
+
+/** The 1-hour FIT upload's CPU against a plain decode of the same files in this process. */
+async function fitPair(
+  role: 'api' | 'all',
+  token: string,
+  pacer: ServerProcess,
+  settled: (() => Promise<void>) | undefined,
+): Promise<CpuPair> {
+  const warmFiles = distinctOneHourRides(CPU_WARMUP_UPLOADS, fitSerial);
+  fitSerial += CPU_WARMUP_UPLOADS;
+  const files = distinctOneHourRides(CPU_UPLOADS, fitSerial);
+  fitSerial += CPU_UPLOADS;
+  const upload = (batch: readonly Uint8Array[]) =>
+    measureCpu({ server: pacer, target: fitUpload(token, batch), requests: batch.length, clients: 1, settled });
+  await upload(warmFiles);
+  const figure = await upload(files);
+  measureDecodeCpu(warmFiles);
+  // The decode runs in this process, beside whatever else the machine runs: the median of three passes.
+  const decodes = [measureDecodeCpu(files), measureDecodeCpu(files), measureDecodeCpu(files)];
+  decodes.sort((x, y) => x.cpuUs - y.cpuUs);
+  return {
+    name: `1-hour FIT upload (role ${role}${role === 'all' ? ', recompute included' : ''})`,
+    pacer: figure,
+    reference: decodes[1],
+    referenceName: 'plain decode in the bench process (median of 3 passes)',
+  };
 }
 
 /** The MCP row of the issue's table: get_profile calls/s over REST's, per round of step 6. */
