@@ -114,7 +114,9 @@ import {
 import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
 import {
   cpuLines,
-  type CpuPair,
+  type CpuFigure,
+  type CpuFigures,
+  type CpuTarget,
   derivedSettled,
   distinctOneHourRides,
   fitUpload,
@@ -125,6 +127,7 @@ import {
   wellnessPost,
 } from './cpu-bench.ts';
 import { BENCH_REPO, ENTRY, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
+import { startEntry, startNodeFlags } from '../support/process.ts';
 import {
   backfillLines,
   type BackfillFigures,
@@ -168,7 +171,8 @@ const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
 const CPU_PROF_NODE_FLAGS = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
 const CPU_REQUESTS = positiveNumber('PACER_BENCH_CPU_REQUESTS', 2000);
-const CPU_UPLOADS = positiveNumber('PACER_BENCH_CPU_UPLOADS', 100);
+const CPU_UPLOADS = positiveNumber('PACER_BENCH_CPU_UPLOADS', 60);
+const CPU_ROUNDS = positiveNumber('PACER_BENCH_ROUNDS', 3);
 const CPU_WARMUP = 300;
 const CPU_WARMUP_UPLOADS = 10;
 /** Lightly concurrent: enough to keep the server busy, few enough that queueing costs it nothing. */
@@ -180,6 +184,10 @@ const CPU_FIGURES = ((): ReadonlySet<string> => {
   if (raw === undefined || raw.trim() === '') return new Set(CPU_FIGURE_NAMES);
   return new Set(raw.split(',').map((name) => name.trim()));
 })();
+/** PACER_BENCH_CPU_BASELINE: another checkout (built) whose Pacer section 11 measures beside this one's. */
+const CPU_BASELINE = process.env['PACER_BENCH_CPU_BASELINE']
+  ? path.resolve(process.env['PACER_BENCH_CPU_BASELINE'])
+  : undefined;
 /** PACER_BENCH_CPU_ROLES: the roles section 11 runs Pacer in (default `api,all`). */
 const CPU_ROLES = (process.env['PACER_BENCH_CPU_ROLES'] ?? 'api,all')
   .split(',')
@@ -400,11 +408,20 @@ function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: strin
 function spawnServer(
   env: NodeJS.ProcessEnv,
   port: number,
-  command: { readonly nodeFlags?: readonly string[]; readonly args?: readonly string[] } = {},
+  command: {
+    readonly nodeFlags?: readonly string[];
+    readonly args?: readonly string[];
+    /** Another checkout's Pacer (its start flags and entry), e.g. the code before a change. */
+    readonly checkout?: string;
+  } = {},
 ): ServerProcess {
   if (interrupted) throw new Error('interrupted');
   const spawnedAt = performance.now();
-  const [flags, args] = command.args ? [REFERENCE_NODE_FLAGS, command.args] : [PACER_NODE_FLAGS, [ENTRY, 'start']];
+  const [flags, args] = command.args
+    ? [REFERENCE_NODE_FLAGS, command.args]
+    : command.checkout
+      ? [startNodeFlags(command.checkout), [startEntry(command.checkout), 'start']]
+      : [PACER_NODE_FLAGS, [ENTRY, 'start']];
   const child: ChildProcess = spawn(process.execPath, [...flags, ...(command.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
@@ -1555,112 +1572,179 @@ async function runFuelFiguresSection(
 }
 
 /**
- * 11. `cpu`: CPU time per request of the server process (cpu-bench.ts), Pacer in role `api` then in
- * role `all` (writes charged with the recompute they trigger), each against the lean reference.
+ * 11. `cpu`: CPU time per request of the server process (cpu-bench.ts), Pacer in each of CPU_ROLES
+ * (in role `all` writes are charged with the recompute they trigger), against the lean reference
+ * and, with PACER_BENCH_CPU_BASELINE, against another checkout's Pacer on the same database in the
+ * same rounds (before and after a change, measured side by side).
  */
 async function runCpuSection(
   log: (line: string) => void,
   where: { dataDir: string; databaseUrl: string | undefined },
 ): Promise<void> {
   log(
-    `\n[11] cpu: server CPU per request (/proc/<pid>/stat, idle rate taken off), ${CPU_REQUESTS} requests per figure over ${CPU_CLIENTS} clients after ${CPU_WARMUP} warm-up requests; ${CPU_UPLOADS} FIT uploads one at a time`,
+    `\n[11] cpu: server CPU per request (/proc/<pid>/stat, idle rate taken off), ${CPU_REQUESTS} requests per run over ${CPU_CLIENTS} clients after ${CPU_WARMUP} warm-up requests, ${CPU_UPLOADS} FIT uploads one at a time; ${CPU_ROUNDS} rounds alternating the servers, median round${CPU_BASELINE ? `; baseline: ${CPU_BASELINE}` : ''}`,
   );
   const now = Date.now();
   for (const role of CPU_ROLES) {
     await withPacerAndReference(where, role, async ({ pacer, reference, env }) => {
-      log(`  PACER_ROLE=${role}: Pacer pid ${pacer.pid}, reference pid ${reference.pid}`);
-      const user = await createBenchUser(env, `bench-cpu-${role}`);
-      const token = (
-        await runCli<{ access_token: string }>(env, [
-          'token:create',
-          '--email',
-          user.email,
-          ...['health:write', 'health:read', 'profile:read', 'workout:write'].flatMap((scope) => ['--scope', scope]),
-          '--expires-in',
-          '7200',
-          '--json',
-        ])
-      ).access_token;
-      const pool = new pg.Pool({ connectionString: where.databaseUrl ?? embeddedUrl(where.dataDir), max: 2 });
-      const settled = role === 'all' ? derivedSettled(pool, user.id) : undefined;
-      const measure = async (
-        server: ServerProcess,
-        target: Parameters<typeof measureCpu>[0]['target'],
-        requests = CPU_REQUESTS,
-        clients = CPU_CLIENTS,
-      ) => {
-        await measureCpu({ server, target, requests: Math.min(CPU_WARMUP, requests), clients, settled });
-        return measureCpu({ server, target, requests, clients, settled });
-      };
+      let baseline: ServerProcess | undefined;
+      let baselineEnv: NodeJS.ProcessEnv = env;
+      if (CPU_BASELINE) {
+        const port = await freePort();
+        baselineEnv = { ...env, PACER_PORT: String(port), PACER_BASE_URL: `http://127.0.0.1:${port}` };
+        baseline = spawnServer(baselineEnv, port, { checkout: CPU_BASELINE });
+        await waitReady(baseline);
+      }
       try {
-        const pairs: CpuPair[] = [];
-        const wellness = wellnessPost(token, now);
-        if (CPU_FIGURES.has('wellness'))
-          pairs.push({
-            name: `POST /api/wellness (role ${role}${role === 'all' ? ', recompute included' : ''})`,
-            reference: await measure(reference, wellness),
-            pacer: await measure(pacer, wellness),
-            referenceName: 'reference server',
-          });
-        if (role === 'api' && CPU_FIGURES.has('mcp')) {
-          const rest = await measure(pacer, profileGet(token));
-          const mcpToken = await runCli<{ access_token: string }>(env, [
-            'token:create',
-            '--email',
-            user.email,
-            '--scope',
-            'profile:read',
-            '--resource',
-            `${pacer.url}/mcp`,
-            '--expires-in',
-            '7200',
-            '--json',
-          ]);
-          const mcp = await measure(pacer, mcpGetProfile(mcpToken.access_token));
-          pairs.push({ name: 'GET /api/profile', pacer: rest, reference: undefined, referenceName: undefined });
-          pairs.push({
-            name: 'MCP tools/call get_profile',
-            pacer: mcp,
-            reference: rest,
-            referenceName: 'REST GET /api/profile',
-          });
-        }
-        if (CPU_FIGURES.has('fit')) pairs.push(await fitPair(role, token, pacer, settled));
-        for (const line of cpuLines(pairs)) log(line);
+        log(
+          `  PACER_ROLE=${role}: Pacer pid ${pacer.pid}, reference pid ${reference.pid}${baseline ? `, baseline pid ${baseline.pid}` : ''}`,
+        );
+        await cpuFiguresOf({ log, role, env, baselineEnv, where, now, pacer, reference, baseline });
       } finally {
-        await pool.end();
+        await baseline?.stop();
       }
     });
   }
 }
 
+interface CpuFiguresOptions {
+  readonly log: (line: string) => void;
+  readonly role: 'api' | 'all';
+  readonly env: NodeJS.ProcessEnv;
+  /** The baseline's environment (its own port and base URL): a token bound to its /mcp is issued with it. */
+  readonly baselineEnv: NodeJS.ProcessEnv;
+  readonly where: { dataDir: string; databaseUrl: string | undefined };
+  readonly now: number;
+  readonly pacer: ServerProcess;
+  readonly reference: ServerProcess;
+  readonly baseline: ServerProcess | undefined;
+}
+
+async function cpuFiguresOf(options: CpuFiguresOptions): Promise<void> {
+  const { role, env, pacer, reference, baseline } = options;
+  const user = await createBenchUser(env, `bench-cpu-${role}`);
+  const tokenOf = async (scopes: readonly string[], resource: readonly string[] = [], cliEnv = env) =>
+    (
+      await runCli<{ access_token: string }>(cliEnv, [
+        'token:create',
+        '--email',
+        user.email,
+        ...scopes.flatMap((scope) => ['--scope', scope]),
+        ...resource,
+        '--expires-in',
+        '7200',
+        '--json',
+      ])
+    ).access_token;
+  const token = await tokenOf(['health:write', 'health:read', 'profile:read', 'workout:write']);
+  const pool = new pg.Pool({
+    connectionString: options.where.databaseUrl ?? embeddedUrl(options.where.dataDir),
+    max: 2,
+  });
+  const settled = role === 'all' ? derivedSettled(pool, user.id) : undefined;
+  const run = async (name: string, server: ServerProcess, target: CpuTarget): Promise<CpuRun> => {
+    await measureCpu({ server, target, requests: CPU_WARMUP, clients: CPU_CLIENTS, settled });
+    return {
+      name,
+      measure: () => measureCpu({ server, target, requests: CPU_REQUESTS, clients: CPU_CLIENTS, settled }),
+    };
+  };
+  const pacers = async (target: (server: ServerProcess) => CpuTarget | Promise<CpuTarget>, suffix = '') => [
+    ...(baseline ? [await run(`baseline Pacer${suffix}`, baseline, await target(baseline))] : []),
+    await run(`Pacer${suffix}`, pacer, await target(pacer)),
+  ];
+  const recompute = role === 'all' ? ', recompute included' : '';
+  try {
+    const figures: CpuFigures[] = [];
+    if (CPU_FIGURES.has('wellness')) {
+      const wellness = wellnessPost(token, options.now);
+      figures.push(
+        await inRounds(`POST /api/wellness (role ${role}${recompute})`, [
+          await run('reference server', reference, wellness),
+          ...(await pacers(() => wellness)),
+        ]),
+      );
+    }
+    if (role === 'api' && CPU_FIGURES.has('mcp')) {
+      const mcpTarget = async (server: ServerProcess) =>
+        mcpGetProfile(
+          await tokenOf(
+            ['profile:read'],
+            ['--resource', `${server.url}/mcp`],
+            server === baseline ? options.baselineEnv : env,
+          ),
+        );
+      const rest = await pacers(() => profileGet(token), ' REST GET /api/profile');
+      const mcp = await pacers(mcpTarget, ' MCP tools/call get_profile');
+      const both = await inRounds('', [...rest, ...mcp]);
+      // Printed per server: its MCP call against its own REST read.
+      rest.forEach((_, index) =>
+        figures.push({
+          name: `MCP tools/call get_profile against REST GET /api/profile`,
+          runs: [both.runs[index], both.runs[rest.length + index]].filter((entry) => entry !== undefined),
+        }),
+      );
+    }
+    if (CPU_FIGURES.has('fit')) {
+      for (const server of baseline ? [baseline, pacer] : [pacer]) {
+        const name = `${server === baseline ? 'baseline Pacer' : 'Pacer'} upload`;
+        figures.push(await fitFigures(`1-hour FIT upload (role ${role}${recompute})`, name, token, server, settled));
+      }
+    }
+    for (const line of cpuLines(figures)) options.log(line);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** One of a figure's runs: its name and one round's measurement. */
+interface CpuRun {
+  readonly name: string;
+  readonly measure: () => Promise<CpuFigure>;
+}
+
+/** CPU_ROUNDS rounds, each every run in turn (so drift hits all of them); each run's median round. */
+async function inRounds(name: string, runs: readonly CpuRun[], rounds = CPU_ROUNDS): Promise<CpuFigures> {
+  const results = runs.map(() => [] as CpuFigure[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, entry] of runs.entries()) results[index]?.push(await entry.measure());
+  }
+  const median = (figures: readonly CpuFigure[]) =>
+    [...figures].sort((x, y) => x.cpuUs - y.cpuUs)[Math.floor(figures.length / 2)] as CpuFigure;
+  return { name, runs: runs.map((entry, index) => ({ name: entry.name, figure: median(results[index] ?? []) })) };
+}
+
 let fitSerial = 3_700_000_000;
 
-/** The 1-hour FIT upload's CPU against a plain decode of the same files in this process. */
-async function fitPair(
-  role: 'api' | 'all',
+/** The 1-hour FIT upload's CPU against a plain decode of the same files in this process, each round its own files. */
+async function fitFigures(
+  name: string,
+  runName: string,
   token: string,
-  pacer: ServerProcess,
+  server: ServerProcess,
   settled: (() => Promise<void>) | undefined,
-): Promise<CpuPair> {
-  const warmFiles = distinctOneHourRides(CPU_WARMUP_UPLOADS, fitSerial);
-  fitSerial += CPU_WARMUP_UPLOADS;
-  const files = distinctOneHourRides(CPU_UPLOADS, fitSerial);
-  fitSerial += CPU_UPLOADS;
-  const upload = (batch: readonly Uint8Array[]) =>
-    measureCpu({ server: pacer, target: fitUpload(token, batch), requests: batch.length, clients: 1, settled });
-  await upload(warmFiles);
-  const figure = await upload(files);
-  measureDecodeCpu(warmFiles);
-  // The decode runs in this process, beside whatever else the machine runs: the median of three passes.
-  const decodes = [measureDecodeCpu(files), measureDecodeCpu(files), measureDecodeCpu(files)];
-  decodes.sort((x, y) => x.cpuUs - y.cpuUs);
-  return {
-    name: `1-hour FIT upload (role ${role}${role === 'all' ? ', recompute included' : ''})`,
-    pacer: figure,
-    reference: decodes[1],
-    referenceName: 'plain decode in the bench process (median of 3 passes)',
+): Promise<CpuFigures> {
+  const filesOf = (count: number) => {
+    const files = distinctOneHourRides(count, fitSerial);
+    fitSerial += count;
+    return files;
   };
+  const upload = (files: readonly Uint8Array[]) =>
+    measureCpu({ server, target: fitUpload(token, files), requests: files.length, clients: 1, settled });
+  const warm = filesOf(CPU_WARMUP_UPLOADS);
+  await upload(warm);
+  measureDecodeCpu(warm);
+  let files: Uint8Array[] = [];
+  return inRounds(name, [
+    {
+      name: 'plain decode in the bench process',
+      measure: () => {
+        files = filesOf(CPU_UPLOADS);
+        return Promise.resolve(measureDecodeCpu(files));
+      },
+    },
+    { name: runName, measure: () => upload(files) },
+  ]);
 }
 
 /** The MCP row of the issue's table: get_profile calls/s over REST's, per round of step 6. */

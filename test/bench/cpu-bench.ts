@@ -50,18 +50,16 @@ export interface CpuFigure {
   readonly firstError: string | undefined;
 }
 
-export interface CpuPair {
+/** One figure: its runs (the reference first), each with its median round. */
+export interface CpuFigures {
   readonly name: string;
-  readonly pacer: CpuFigure;
-  /** The figure it is compared with: the reference server's, REST's for MCP, the plain decode's for FIT. */
-  readonly reference: CpuFigure | undefined;
-  readonly referenceName: string | undefined;
+  readonly runs: readonly { readonly name: string; readonly figure: CpuFigure }[];
 }
 
 // ---------------------------------------------------------------------------
 // Requests.
 
-interface Target {
+export interface CpuTarget {
   readonly method: 'GET' | 'POST';
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -70,7 +68,7 @@ interface Target {
   readonly ok: (status: number, body: string) => boolean;
 }
 
-function send(url: URL, agent: http.Agent, target: Target, body: string | Uint8Array | undefined) {
+function send(url: URL, agent: http.Agent, target: CpuTarget, body: string | Uint8Array | undefined) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const headers =
       body === undefined ? target.headers : { ...target.headers, 'content-length': String(Buffer.byteLength(body)) };
@@ -97,7 +95,7 @@ async function idleTicksPerMs(pid: number): Promise<number> {
 
 export interface MeasureOptions {
   readonly server: CpuServer;
-  readonly target: Target;
+  readonly target: CpuTarget;
   readonly requests: number;
   readonly clients: number;
   /** Waits until the work the requests triggered is done (role all: the derived recompute). */
@@ -176,7 +174,7 @@ export function measureDecodeCpu(files: readonly Uint8Array[]): CpuFigure {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** POST /api/wellness for a day of the last 60 before `todayMs` (as the issue's load), with a sleep value that feeds recovery. */
-export function wellnessPost(token: string, todayMs: number): Target {
+export function wellnessPost(token: string, todayMs: number): CpuTarget {
   return {
     method: 'POST',
     path: '/api/wellness',
@@ -192,7 +190,7 @@ export function wellnessPost(token: string, todayMs: number): Target {
   };
 }
 
-export function profileGet(token: string): Target {
+export function profileGet(token: string): CpuTarget {
   return {
     method: 'GET',
     path: '/api/profile',
@@ -201,7 +199,7 @@ export function profileGet(token: string): Target {
   };
 }
 
-export function mcpGetProfile(token: string): Target {
+export function mcpGetProfile(token: string): CpuTarget {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -225,7 +223,7 @@ export function mcpGetProfile(token: string): Target {
 const BOUNDARY = 'pacer-bench-cpu-boundary';
 
 /** POST /api/workouts/upload-fit of files[n] (each distinct bytes: a create). */
-export function fitUpload(token: string, files: readonly Uint8Array[]): Target {
+export function fitUpload(token: string, files: readonly Uint8Array[]): CpuTarget {
   const encoder = new TextEncoder();
   return {
     method: 'POST',
@@ -275,15 +273,18 @@ export function derivedSettled(pool: pg.Pool, userId: string): () => Promise<voi
   };
 }
 
-export function cpuLines(pairs: readonly CpuPair[]): string[] {
-  const figure = (f: CpuFigure) =>
+/** Each figure's runs, and each run's CPU over the first run's (the reference's) as a ratio reference/run. */
+export function cpuLines(figures: readonly CpuFigures[]): string[] {
+  const describe = (f: CpuFigure) =>
     `${f.cpuUs} µs/req (${f.requests} req, ${f.wallMs} ms wall, idle ${f.idleUs} µs/req taken off${f.errors ? `, ${f.errors} errors: ${f.firstError}` : ''})`;
-  return pairs.flatMap((pair) => [
-    `    ${pair.name}: Pacer ${figure(pair.pacer)}`,
-    ...(pair.reference
-      ? [
-          `      ${pair.referenceName}: ${figure(pair.reference)}; ratio reference/Pacer ${round(pair.reference.cpuUs / Math.max(pair.pacer.cpuUs, 1), 3)}`,
-        ]
-      : []),
-  ]);
+  return figures.flatMap((figure) => {
+    const first = figure.runs[0]?.figure;
+    return [
+      `    ${figure.name}`,
+      ...figure.runs.map(
+        (entry, index) =>
+          `      ${entry.name}: ${describe(entry.figure)}${index > 0 && first ? `; ratio ${round(first.cpuUs / Math.max(entry.figure.cpuUs, 1), 3)}` : ''}`,
+      ),
+    ];
+  });
 }
