@@ -54,6 +54,14 @@
  *    overnight drop, the stores after each camp day, and GET /api/fuel/timeline
  *    for 14 days (p50/p95 of 200 sequential requests). Printed in the section
  *    only, not in the summary.
+ * 11. CPU per request (cpu-bench.ts, `cpu`): the server process's CPU time
+ *    (/proc/<pid>/stat, every thread, idle rate taken off) per request, not
+ *    throughput: POST /api/wellness against the reference server in role
+ *    `api` and in role `all` (there until the write's derived recompute is
+ *    done), MCP tools/call get_profile against REST GET /api/profile, and the
+ *    1-hour FIT upload against a plain decode of the same files in this
+ *    process; `PACER_BENCH_ROUNDS` rounds alternating the servers, median
+ *    round. Printed in the section only.
  * Then a human-readable summary with the issue's table, then one JSON line
  * with every figure.
  *
@@ -61,7 +69,7 @@
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
  * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`,
- * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`; default all of them). Without `startup`
+ * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`, `cpu`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
@@ -69,7 +77,7 @@
  * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30),
  * PACER_BENCH_MCP_REQUESTS (requests per client in each latency run of step 6, default 500),
  * PACER_BENCH_ANALYTICS_LAG_DURATION (s of the steady 50/s wellness writes in step 7, default 30),
- * PACER_BENCH_ROUNDS (rounds per route in step 8, default 3),
+ * PACER_BENCH_ROUNDS (rounds per route in step 8, per figure in steps 9 and 11, default 3),
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
@@ -78,6 +86,11 @@
  * their profiles there when they stop; the fit server's decoder worker threads
  * each write their own),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
+ * PACER_BENCH_CPU_REQUESTS (requests per run of step 11, default 2000),
+ * PACER_BENCH_CPU_UPLOADS (FIT uploads per run of step 11, default 60),
+ * PACER_BENCH_CPU_FIGURES (step 11's figures, comma list of `wellness`, `mcp`, `fit`; default all),
+ * PACER_BENCH_CPU_ROLES (the roles step 11 runs Pacer in, comma list of `api`, `all`; default both),
+ * PACER_BENCH_CPU_BASELINE (a built checkout whose Pacer step 11 runs beside this one's, same rounds),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
  */

@@ -25,6 +25,7 @@ import { CrcCalculator, Decoder, Stream } from '@garmin/fitsdk';
 import type pg from 'pg';
 import { LEAN_READ } from '../../server/src/modules/workouts/fit-activity.ts';
 import { oneHourRide } from '../support/fit-fixtures.ts';
+import { readFileSync } from 'node:fs';
 import { round, sleep, ticksOf } from './bench-support.ts';
 
 const CLOCK_TICK_US = 10_000; // USER_HZ = 100 on Linux
@@ -43,6 +44,8 @@ export interface CpuFigure {
   readonly requests: number;
   /** Server CPU per request, idle rate taken off (µs). */
   readonly cpuUs: number;
+  /** Of the CPU per request (before the idle rate is taken off), the share spent in the kernel (system time). */
+  readonly systemShare: number;
   /** The server's idle CPU over the same wall time, taken off above (µs per request). */
   readonly idleUs: number;
   readonly wallMs: number;
@@ -84,6 +87,12 @@ function send(url: URL, agent: http.Agent, target: CpuTarget, body: string | Uin
   });
 }
 
+/** System-time ticks of a process (/proc/<pid>/stat field 15). */
+function systemTicksOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]);
+}
+
 async function idleTicksPerMs(pid: number): Promise<number> {
   const before = ticksOf(pid);
   const started = performance.now();
@@ -111,6 +120,7 @@ export async function measureCpu(options: MeasureOptions): Promise<CpuFigure> {
   let errors = 0;
   let firstError: string | undefined;
   const before = ticksOf(server.pid) ?? 0;
+  const systemBefore = systemTicksOf(server.pid);
   const started = performance.now();
   const client = async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -135,10 +145,12 @@ export async function measureCpu(options: MeasureOptions): Promise<CpuFigure> {
   await options.settled?.();
   const wallMs = performance.now() - started;
   const ticks = (ticksOf(server.pid) ?? 0) - before;
+  const systemTicks = systemTicksOf(server.pid) - systemBefore;
   const idleTicks = idleRate * wallMs;
   return {
     requests: options.requests,
     cpuUs: round((Math.max(0, ticks - idleTicks) * CLOCK_TICK_US) / options.requests, 0),
+    systemShare: round(systemTicks / Math.max(ticks, 1), 2),
     idleUs: round((idleTicks * CLOCK_TICK_US) / options.requests, 0),
     wallMs: round(wallMs, 0),
     errors,
@@ -161,6 +173,7 @@ export function measureDecodeCpu(files: readonly Uint8Array[]): CpuFigure {
   return {
     requests: files.length,
     cpuUs: round((used.user + used.system) / files.length, 0),
+    systemShare: round(used.system / Math.max(used.user + used.system, 1), 2),
     idleUs: 0,
     wallMs: round(performance.now() - started, 0),
     errors: 0,
@@ -276,7 +289,7 @@ export function derivedSettled(pool: pg.Pool, userId: string): () => Promise<voi
 /** Each figure's runs, and each run's CPU over the first run's (the reference's) as a ratio reference/run. */
 export function cpuLines(figures: readonly CpuFigures[]): string[] {
   const describe = (f: CpuFigure) =>
-    `${f.cpuUs} µs/req (${f.requests} req, ${f.wallMs} ms wall, idle ${f.idleUs} µs/req taken off${f.errors ? `, ${f.errors} errors: ${f.firstError}` : ''})`;
+    `${f.cpuUs} µs/req (${Math.round(100 * f.systemShare)}% system; ${f.requests} req, ${f.wallMs} ms wall, idle ${f.idleUs} µs/req taken off${f.errors ? `, ${f.errors} errors: ${f.firstError}` : ''})`;
   return figures.flatMap((figure) => {
     const first = figure.runs[0]?.figure;
     return [
