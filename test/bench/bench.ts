@@ -90,7 +90,7 @@
  * PACER_BENCH_CPU_UPLOADS (FIT uploads per run of step 11, default 60),
  * PACER_BENCH_CPU_FIGURES (step 11's figures, comma list of `wellness`, `mcp`, `fit`; default all),
  * PACER_BENCH_CPU_ROLES (the roles step 11 runs Pacer in, comma list of `api`, `all`; default both),
- * PACER_BENCH_CPU_BASELINE (a built checkout whose Pacer step 11 runs beside this one's, same rounds),
+ * PACER_BENCH_CPU_BASELINE (a built checkout whose Pacer step 11 runs beside this one's, same rounds; role api only),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
  */
@@ -197,7 +197,10 @@ const CPU_FIGURES = ((): ReadonlySet<string> => {
   if (raw === undefined || raw.trim() === '') return new Set(CPU_FIGURE_NAMES);
   return new Set(raw.split(',').map((name) => name.trim()));
 })();
-/** PACER_BENCH_CPU_BASELINE: another checkout (built) whose Pacer section 11 measures beside this one's. */
+/**
+ * PACER_BENCH_CPU_BASELINE: another checkout (built) whose Pacer section 11 measures beside this one's, in role
+ * `api` only (see runCpuSection).
+ */
 const CPU_BASELINE = process.env['PACER_BENCH_CPU_BASELINE']
   ? path.resolve(process.env['PACER_BENCH_CPU_BASELINE'])
   : undefined;
@@ -1602,7 +1605,9 @@ async function runCpuSection(
     await withPacerAndReference(where, role, async ({ pacer, reference, env }) => {
       let baseline: ServerProcess | undefined;
       let baselineEnv: NodeJS.ProcessEnv = env;
-      if (CPU_BASELINE) {
+      // Not in role `all`: both processes' recompute workers would drain the same change records, so
+      // either one could do (and be charged for) the recompute of the other's writes.
+      if (CPU_BASELINE && role === 'api') {
         const port = await freePort();
         baselineEnv = { ...env, PACER_PORT: String(port), PACER_BASE_URL: `http://127.0.0.1:${port}` };
         baseline = spawnServer(baselineEnv, port, { checkout: CPU_BASELINE });
