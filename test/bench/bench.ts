@@ -136,6 +136,7 @@ import {
   mcpGetProfile,
   measureCpu,
   measureDecodeCpu,
+  measureDecodeSummaryCpu,
   profileGet,
   wellnessPost,
 } from './cpu-bench.ts';
@@ -1752,6 +1753,7 @@ async function fitFigures(
   const warm = filesOf(CPU_WARMUP_UPLOADS);
   await upload(warm);
   measureDecodeCpu(warm);
+  measureDecodeSummaryCpu(warm);
   let files: Uint8Array[] = [];
   return inRounds(name, [
     {
@@ -1760,6 +1762,10 @@ async function fitFigures(
         files = filesOf(CPU_UPLOADS);
         return Promise.resolve(measureDecodeCpu(files));
       },
+    },
+    {
+      name: "decode + summary in the bench process (the server's worker code)",
+      measure: () => Promise.resolve(measureDecodeSummaryCpu(files)),
     },
     { name: runName, measure: () => upload(files) },
   ]);
