@@ -15,9 +15,17 @@
  * Figures: POST /api/wellness (Pacer and the lean reference server, role api
  * and role all), GET /api/profile and MCP tools/call get_profile (role api),
  * and the 1-hour FIT upload against a plain @garmin/fitsdk decode of the
- * same bytes in this process (CPU of the decode loop from
+ * same bytes in this process, and against the server's own decode + summary
+ * (`decodeFitActivity`) in this process (CPU of those loops from
  * process.cpuUsage()). Ticks are 10 ms: with the default counts each figure
  * rests on 50 ticks or more.
+ *
+ * Why not the CPU profile's attribution: a `--cpu-prof` profile samples on
+ * wall time, so on a busy machine a `write(2)` that wakes the reader (the
+ * bench client, PostgreSQL, whatever reads stdout) is charged with the time
+ * the server then waits for a core. Profiles of this section showed socket
+ * and log writes as a third of the server's time while /proc counted 8-17 %
+ * of its CPU as system time: JavaScript is where the CPU goes.
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
