@@ -54,6 +54,14 @@
  *    overnight drop, the stores after each camp day, and GET /api/fuel/timeline
  *    for 14 days (p50/p95 of 200 sequential requests). Printed in the section
  *    only, not in the summary.
+ * 11. CPU per request (cpu-bench.ts, `cpu`): the server process's CPU time
+ *    (/proc/<pid>/stat, every thread, idle rate taken off) per request, not
+ *    throughput: POST /api/wellness against the reference server in role
+ *    `api` and in role `all` (there until the write's derived recompute is
+ *    done), MCP tools/call get_profile against REST GET /api/profile, and the
+ *    1-hour FIT upload against a plain decode of the same files in this
+ *    process; `PACER_BENCH_ROUNDS` rounds alternating the servers, median
+ *    round. Printed in the section only.
  * Then a human-readable summary with the issue's table, then one JSON line
  * with every figure.
  *
@@ -61,7 +69,7 @@
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
  * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`,
- * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`; default all of them). Without `startup`
+ * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`, `cpu`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
@@ -69,7 +77,7 @@
  * PACER_BENCH_LAG_DURATION (s of the steady 300/s webhook run in step 5, default 30),
  * PACER_BENCH_MCP_REQUESTS (requests per client in each latency run of step 6, default 500),
  * PACER_BENCH_ANALYTICS_LAG_DURATION (s of the steady 50/s wellness writes in step 7, default 30),
- * PACER_BENCH_ROUNDS (rounds per route in step 8, default 3),
+ * PACER_BENCH_ROUNDS (rounds per route in step 8, per figure in steps 9 and 11, default 3),
  * PACER_BENCH_HOTPATH_USERS (users the connections of step 8 are spread over,
  * default one per connection; 1 puts every write on one user's rows),
  * PACER_BENCH_HOTPATH_ROUTES (step 8's routes, comma list of `post`, `get`; default both),
@@ -78,6 +86,11 @@
  * their profiles there when they stop; the fit server's decoder worker threads
  * each write their own),
  * PACER_BENCH_BACKFILL_DAYS (days of step 9's backfill, default 1095),
+ * PACER_BENCH_CPU_REQUESTS (requests per run of step 11, default 2000),
+ * PACER_BENCH_CPU_UPLOADS (FIT uploads per run of step 11, default 60),
+ * PACER_BENCH_CPU_FIGURES (step 11's figures, comma list of `wellness`, `mcp`, `fit`; default all),
+ * PACER_BENCH_CPU_ROLES (the roles step 11 runs Pacer in, comma list of `api`, `all`; default both),
+ * PACER_BENCH_CPU_BASELINE (a built checkout whose Pacer step 11 runs beside this one's, same rounds; role api only),
  * PACER_BENCH_REPO (the checkout whose server is measured, e.g. one before a
  * change; default this one; bench-checkout.ts).
  */
@@ -112,7 +125,23 @@ import {
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
 import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
+import {
+  cpuLines,
+  type CpuFigure,
+  type CpuFigures,
+  type CpuTarget,
+  derivedSettled,
+  distinctOneHourRides,
+  fitUpload,
+  mcpGetProfile,
+  measureCpu,
+  measureDecodeCpu,
+  measureDecodeSummaryCpu,
+  profileGet,
+  wellnessPost,
+} from './cpu-bench.ts';
 import { BENCH_REPO, ENTRY, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
+import { startEntry, startNodeFlags } from '../support/process.ts';
 import {
   backfillLines,
   type BackfillFigures,
@@ -155,6 +184,32 @@ const CPU_PROF_DIR = process.env['PACER_BENCH_CPU_PROF_DIR'] || undefined;
 /** The Pacer servers of `mcp`, `analytics`, `hotpath`, `load`, `load-api`, `backfill` and `fit` write a CPU profile into CPU_PROF_DIR when they stop. */
 const CPU_PROF_NODE_FLAGS = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
 const BACKFILL_DAYS = positiveNumber('PACER_BENCH_BACKFILL_DAYS', 1095);
+const CPU_REQUESTS = positiveNumber('PACER_BENCH_CPU_REQUESTS', 2000);
+const CPU_UPLOADS = positiveNumber('PACER_BENCH_CPU_UPLOADS', 60);
+const CPU_ROUNDS = positiveNumber('PACER_BENCH_ROUNDS', 3);
+const CPU_WARMUP = 300;
+const CPU_WARMUP_UPLOADS = 10;
+/** Lightly concurrent: enough to keep the server busy, few enough that queueing costs it nothing. */
+const CPU_CLIENTS = 4;
+const CPU_FIGURE_NAMES = ['wellness', 'mcp', 'fit'] as const;
+/** PACER_BENCH_CPU_FIGURES: which of section 11's figures to measure (`mcp` includes REST's GET /api/profile). */
+const CPU_FIGURES = ((): ReadonlySet<string> => {
+  const raw = process.env['PACER_BENCH_CPU_FIGURES'];
+  if (raw === undefined || raw.trim() === '') return new Set(CPU_FIGURE_NAMES);
+  return new Set(raw.split(',').map((name) => name.trim()));
+})();
+/**
+ * PACER_BENCH_CPU_BASELINE: another checkout (built) whose Pacer section 11 measures beside this one's, in role
+ * `api` only (see runCpuSection).
+ */
+const CPU_BASELINE = process.env['PACER_BENCH_CPU_BASELINE']
+  ? path.resolve(process.env['PACER_BENCH_CPU_BASELINE'])
+  : undefined;
+/** PACER_BENCH_CPU_ROLES: the roles section 11 runs Pacer in (default `api,all`). */
+const CPU_ROLES = (process.env['PACER_BENCH_CPU_ROLES'] ?? 'api,all')
+  .split(',')
+  .map((role) => role.trim())
+  .filter((role): role is 'api' | 'all' => role === 'api' || role === 'all');
 /** Athletes of step 9's wellness load: one per connection. */
 const LOAD_USERS = 10;
 /** Users the lag run of step 7 spreads its writes over. */
@@ -174,6 +229,7 @@ const SECTIONS = [
   'backfill',
   'fit',
   'fuel-figures',
+  'cpu',
 ] as const;
 /** The sections measured on the throughput server of steps 2-5. */
 const THROUGHPUT_SECTIONS: readonly Section[] = ['wellness', 'oauth', 'uploads', 'webhooks'];
@@ -369,11 +425,20 @@ function collectLines(stream: NodeJS.ReadableStream | null, onLine: (line: strin
 function spawnServer(
   env: NodeJS.ProcessEnv,
   port: number,
-  command: { readonly nodeFlags?: readonly string[]; readonly args?: readonly string[] } = {},
+  command: {
+    readonly nodeFlags?: readonly string[];
+    readonly args?: readonly string[];
+    /** Another checkout's Pacer (its start flags and entry), e.g. the code before a change. */
+    readonly checkout?: string;
+  } = {},
 ): ServerProcess {
   if (interrupted) throw new Error('interrupted');
   const spawnedAt = performance.now();
-  const [flags, args] = command.args ? [REFERENCE_NODE_FLAGS, command.args] : [PACER_NODE_FLAGS, [ENTRY, 'start']];
+  const [flags, args] = command.args
+    ? [REFERENCE_NODE_FLAGS, command.args]
+    : command.checkout
+      ? [startNodeFlags(command.checkout), [startEntry(command.checkout), 'start']]
+      : [PACER_NODE_FLAGS, [ENTRY, 'start']];
   const child: ChildProcess = spawn(process.execPath, [...flags, ...(command.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
@@ -476,6 +541,7 @@ function serverEnv(options: {
     // The bench measures the write path, not the limiter: one token and one IP must never be throttled.
     PACER_RATE_LIMIT_PER_MINUTE: '1000000000',
     PACER_RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    PACER_MCP_RATE_LIMIT_PER_MINUTE: '1000000000',
     // Nor the webhook ingest of step 5 (one sender, one app, thousands per second).
     PACER_WEBHOOK_RATE_LIMIT_IP_PER_MINUTE: '0',
     PACER_WEBHOOK_RATE_LIMIT_APP_PER_MINUTE: '0',
@@ -899,6 +965,7 @@ async function main(): Promise<void> {
   const backfill = ONLY.has('backfill') ? await runBackfillSection(log, where) : undefined;
   const fit = ONLY.has('fit') ? await runFitSection(log, where) : undefined;
   if (ONLY.has('fuel-figures')) await runFuelFiguresSection(log, where);
+  if (ONLY.has('cpu')) await runCpuSection(log, where);
 
   printSummary(log, {
     empty,
@@ -1519,6 +1586,189 @@ async function runFuelFiguresSection(
     await pool.end();
     await server.stop();
   }
+}
+
+/**
+ * 11. `cpu`: CPU time per request of the server process (cpu-bench.ts), Pacer in each of CPU_ROLES
+ * (in role `all` writes are charged with the recompute they trigger), against the lean reference
+ * and, with PACER_BENCH_CPU_BASELINE, against another checkout's Pacer on the same database in the
+ * same rounds (before and after a change, measured side by side).
+ */
+async function runCpuSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<void> {
+  log(
+    `\n[11] cpu: server CPU per request (/proc/<pid>/stat, idle rate taken off), ${CPU_REQUESTS} requests per run over ${CPU_CLIENTS} clients after ${CPU_WARMUP} warm-up requests, ${CPU_UPLOADS} FIT uploads one at a time; ${CPU_ROUNDS} rounds alternating the servers, median round${CPU_BASELINE ? `; baseline: ${CPU_BASELINE}` : ''}`,
+  );
+  const now = Date.now();
+  for (const role of CPU_ROLES) {
+    await withPacerAndReference(where, role, async ({ pacer, reference, env }) => {
+      let baseline: ServerProcess | undefined;
+      let baselineEnv: NodeJS.ProcessEnv = env;
+      // Not in role `all`: both processes' recompute workers would drain the same change records, so
+      // either one could do (and be charged for) the recompute of the other's writes.
+      if (CPU_BASELINE && role === 'api') {
+        const port = await freePort();
+        baselineEnv = { ...env, PACER_PORT: String(port), PACER_BASE_URL: `http://127.0.0.1:${port}` };
+        baseline = spawnServer(baselineEnv, port, { checkout: CPU_BASELINE });
+        await waitReady(baseline);
+      }
+      try {
+        log(
+          `  PACER_ROLE=${role}: Pacer pid ${pacer.pid}, reference pid ${reference.pid}${baseline ? `, baseline pid ${baseline.pid}` : ''}`,
+        );
+        await cpuFiguresOf({ log, role, env, baselineEnv, where, now, pacer, reference, baseline });
+      } finally {
+        await baseline?.stop();
+      }
+    });
+  }
+}
+
+interface CpuFiguresOptions {
+  readonly log: (line: string) => void;
+  readonly role: 'api' | 'all';
+  readonly env: NodeJS.ProcessEnv;
+  /** The baseline's environment (its own port and base URL): a token bound to its /mcp is issued with it. */
+  readonly baselineEnv: NodeJS.ProcessEnv;
+  readonly where: { dataDir: string; databaseUrl: string | undefined };
+  readonly now: number;
+  readonly pacer: ServerProcess;
+  readonly reference: ServerProcess;
+  readonly baseline: ServerProcess | undefined;
+}
+
+async function cpuFiguresOf(options: CpuFiguresOptions): Promise<void> {
+  const { role, env, pacer, reference, baseline } = options;
+  const user = await createBenchUser(env, `bench-cpu-${role}`);
+  const tokenOf = async (scopes: readonly string[], resource: readonly string[] = [], cliEnv = env) =>
+    (
+      await runCli<{ access_token: string }>(cliEnv, [
+        'token:create',
+        '--email',
+        user.email,
+        ...scopes.flatMap((scope) => ['--scope', scope]),
+        ...resource,
+        '--expires-in',
+        '7200',
+        '--json',
+      ])
+    ).access_token;
+  const token = await tokenOf(['health:write', 'health:read', 'profile:read', 'workout:write']);
+  const pool = new pg.Pool({
+    connectionString: options.where.databaseUrl ?? embeddedUrl(options.where.dataDir),
+    max: 2,
+  });
+  const settled = role === 'all' ? derivedSettled(pool, user.id) : undefined;
+  const run = async (name: string, server: ServerProcess, target: CpuTarget): Promise<CpuRun> => {
+    await measureCpu({ server, target, requests: CPU_WARMUP, clients: CPU_CLIENTS, settled });
+    return {
+      name,
+      measure: () => measureCpu({ server, target, requests: CPU_REQUESTS, clients: CPU_CLIENTS, settled }),
+    };
+  };
+  const pacers = async (target: (server: ServerProcess) => CpuTarget | Promise<CpuTarget>, suffix = '') => [
+    ...(baseline ? [await run(`baseline Pacer${suffix}`, baseline, await target(baseline))] : []),
+    await run(`Pacer${suffix}`, pacer, await target(pacer)),
+  ];
+  const recompute = role === 'all' ? ', recompute included' : '';
+  try {
+    const figures: CpuFigures[] = [];
+    if (CPU_FIGURES.has('wellness')) {
+      const wellness = wellnessPost(token, options.now);
+      figures.push(
+        await inRounds(`POST /api/wellness (role ${role}${recompute})`, [
+          await run('reference server', reference, wellness),
+          ...(await pacers(() => wellness)),
+        ]),
+      );
+    }
+    if (role === 'api' && CPU_FIGURES.has('mcp')) {
+      const mcpTarget = async (server: ServerProcess) =>
+        mcpGetProfile(
+          await tokenOf(
+            ['profile:read'],
+            ['--resource', `${server.url}/mcp`],
+            server === baseline ? options.baselineEnv : env,
+          ),
+        );
+      const rest = await pacers(() => profileGet(token), ' REST GET /api/profile');
+      const mcp = await pacers(mcpTarget, ' MCP tools/call get_profile');
+      const both = await inRounds('', [...rest, ...mcp]);
+      // Printed per server: its MCP call against its own REST read.
+      rest.forEach((_, index) =>
+        figures.push({
+          name: `MCP tools/call get_profile against REST GET /api/profile`,
+          runs: [both.runs[index], both.runs[rest.length + index]].filter((entry) => entry !== undefined),
+        }),
+      );
+    }
+    if (CPU_FIGURES.has('fit')) {
+      for (const server of baseline ? [baseline, pacer] : [pacer]) {
+        const name = `${server === baseline ? 'baseline Pacer' : 'Pacer'} upload`;
+        figures.push(await fitFigures(`1-hour FIT upload (role ${role}${recompute})`, name, token, server, settled));
+      }
+    }
+    for (const line of cpuLines(figures)) options.log(line);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** One of a figure's runs: its name and one round's measurement. */
+interface CpuRun {
+  readonly name: string;
+  readonly measure: () => Promise<CpuFigure>;
+}
+
+/** CPU_ROUNDS rounds, each every run in turn (so drift hits all of them); each run's median round. */
+async function inRounds(name: string, runs: readonly CpuRun[], rounds = CPU_ROUNDS): Promise<CpuFigures> {
+  const results = runs.map(() => [] as CpuFigure[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, entry] of runs.entries()) results[index]?.push(await entry.measure());
+  }
+  const median = (figures: readonly CpuFigure[]) =>
+    [...figures].sort((x, y) => x.cpuUs - y.cpuUs)[Math.floor(figures.length / 2)] as CpuFigure;
+  return { name, runs: runs.map((entry, index) => ({ name: entry.name, figure: median(results[index] ?? []) })) };
+}
+
+let fitSerial = 3_700_000_000;
+
+/** The 1-hour FIT upload's CPU against a plain decode of the same files in this process, each round its own files. */
+async function fitFigures(
+  name: string,
+  runName: string,
+  token: string,
+  server: ServerProcess,
+  settled: (() => Promise<void>) | undefined,
+): Promise<CpuFigures> {
+  const filesOf = (count: number) => {
+    const files = distinctOneHourRides(count, fitSerial);
+    fitSerial += count;
+    return files;
+  };
+  const upload = (files: readonly Uint8Array[]) =>
+    measureCpu({ server, target: fitUpload(token, files), requests: files.length, clients: 1, settled });
+  const warm = filesOf(CPU_WARMUP_UPLOADS);
+  await upload(warm);
+  measureDecodeCpu(warm);
+  measureDecodeSummaryCpu(warm);
+  let files: Uint8Array[] = [];
+  return inRounds(name, [
+    {
+      name: 'plain decode in the bench process',
+      measure: () => {
+        files = filesOf(CPU_UPLOADS);
+        return Promise.resolve(measureDecodeCpu(files));
+      },
+    },
+    {
+      name: "decode + summary in the bench process (the server's worker code)",
+      measure: () => Promise.resolve(measureDecodeSummaryCpu(files)),
+    },
+    { name: runName, measure: () => upload(files) },
+  ]);
 }
 
 /** The MCP row of the issue's table: get_profile calls/s over REST's, per round of step 6. */
