@@ -83,6 +83,8 @@ interface HeaderSpec {
   readonly name: string;
   readonly description: string;
   readonly schema: SchemaObject;
+  /** Sent on every answer it is declared for, whatever the configuration. */
+  readonly required?: boolean;
   /** Which answers carry it: by status, and by the operation (does it take an `Idempotency-Key`). */
   readonly on: (status: string, operation: OperationObject) => boolean;
 }
@@ -103,7 +105,8 @@ const RESPONSE_HEADERS: readonly HeaderSpec[] = [
     name: 'X-Request-Id',
     description:
       "This request's id (the caller's `X-Request-Id` when it was a sane token): quote it in support requests.",
-    schema: { type: 'string' },
+    schema: { type: 'string', minLength: 1 },
+    required: true,
     on: () => true,
   },
   // rate-limit.middleware.ts: on every answer while REST rate limits are on (the default).
@@ -154,7 +157,14 @@ function describeBodiesAndHeaders(document: OpenAPIObject): void {
         response.headers = {
           ...response.headers,
           ...Object.fromEntries(
-            headers.map((header) => [header.name, { description: header.description, schema: header.schema }]),
+            headers.map((header) => [
+              header.name,
+              {
+                description: header.description,
+                ...(header.required ? { required: true } : {}),
+                schema: header.schema,
+              },
+            ]),
           ),
         };
       }
