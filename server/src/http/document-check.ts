@@ -116,7 +116,7 @@ function allDocumentedHeaders(document: Json): ReadonlySet<string> {
     for (const item of Object.values(document['paths'] as Record<string, Record<string, Json>>)) {
       for (const operation of Object.values(item)) {
         for (const response of Object.values((operation['responses'] ?? {}) as Record<string, Json>)) {
-          for (const name of Object.keys((response['headers'] ?? {}))) names.add(name.toLowerCase());
+          for (const name of Object.keys(response['headers'] ?? {})) names.add(name.toLowerCase());
         }
       }
     }
