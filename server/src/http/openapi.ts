@@ -136,12 +136,14 @@ const RESPONSE_HEADERS: readonly HeaderSpec[] = [
     on: (status, operation) =>
       status === '429' || status === '503' || (status === '409' && takesIdempotencyKey(operation)),
   },
-  // idempotency.middleware.ts: a replayed success.
+  // idempotency.middleware.ts: a replayed answer; every kept one can be (below 500, not 408 or 429: keepsResponse).
   {
     name: 'Idempotent-Replayed',
-    description: '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key`.',
+    description:
+      '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key` (a refusal such as a 400 is replayed too).',
     schema: { type: 'string', enum: ['true'] },
-    on: (status, operation) => status.startsWith('2') && takesIdempotencyKey(operation),
+    on: (status, operation) =>
+      takesIdempotencyKey(operation) && Number(status) < 500 && status !== '408' && status !== '429',
   },
 ];
 

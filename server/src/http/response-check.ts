@@ -115,3 +115,14 @@ export function problemMismatch(req: Request, status: number, body: unknown, hea
   const mismatch = route && answerMismatch(route, status, body, headers);
   return mismatch ? `${route.method} ${route.path}: ${mismatch}` : undefined;
 }
+
+/**
+ * For a replayed idempotent answer under PACER_CHECK_RESPONSES (it never
+ * reaches a handler): why the headers about to go out for `req` disagree with
+ * openapi.json, or `undefined`.
+ */
+export function replayHeadersMismatch(req: Request, status: number, headers: Headers): string | undefined {
+  const route = contractRouteOf(req);
+  const mismatch = route && documentHeaderMismatch(route, status, headers);
+  return mismatch ? `${route.method} ${route.path}: ${mismatch}` : undefined;
+}
