@@ -187,6 +187,8 @@ const EnvSchema = z.object({
   PACER_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   // Check every REST answer against the contract before sending it (the test suite does; see http/response-check.ts).
   PACER_CHECK_RESPONSES: flag(false),
+  // Append every REST exchange to this JSON Lines file (tests only; see http/traffic-recorder.ts).
+  PACER_RECORD_TRAFFIC: z.string().min(1).optional(),
   PACER_MCP_ENABLED: flag(true),
   PACER_MCP_READ_ENABLED: flag(true),
   PACER_MCP_WRITE_ENABLED: flag(true),
@@ -315,6 +317,8 @@ export interface Config {
   readonly uploadTimeoutMs: number;
   /** Answers that disagree with the contract fail with 500 instead of going out (tests). */
   readonly checkResponses: boolean;
+  /** Where every REST exchange is appended as JSON Lines, for a contract tester (tests); `undefined`: nowhere. */
+  readonly recordTraffic: string | undefined;
   readonly secureCookies: boolean;
   /**
    * Key material for secrets the server must read back (webhook secrets, to
@@ -443,6 +447,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.PACER_REQUEST_TIMEOUT_MS,
     uploadTimeoutMs: e.PACER_UPLOAD_TIMEOUT_MS,
     checkResponses: e.PACER_CHECK_RESPONSES,
+    recordTraffic: e.PACER_RECORD_TRAFFIC,
     secureCookies: baseUrl.startsWith('https://'),
     mcp: {
       enabled: e.PACER_MCP_ENABLED,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_DATA_SCOPES, makeUser, mintToken } from '../support/factories.ts';
+import { oneHourRide } from '../support/fit-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 /**
@@ -14,12 +15,16 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
  * bundled in: no @pacer/contract is installed), and used from plain `node` as
  * ES module and as CommonJS, from strict TypeScript projects under bundler,
  * nodenext, node16-CommonJS and node10 resolution, and from a browser bundle
- * (esbuild) of the PKCE helpers. `npm publish --dry-run` accepts the tarball.
+ * (esbuild) of the PKCE helpers, and from a CommonJS Jest test. `npm publish
+ * --dry-run` accepts the tarball. Beside it, a client an integrator generates
+ * from the committed openapi.json with a standard generator (openapi-typescript
+ * types, openapi-fetch calls) type-checks and runs, the FIT upload included.
  */
 
 const TIMEOUT = 120_000;
 const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const tscBin = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+const jestBin = path.join(repoRoot, 'node_modules', 'jest', 'bin', 'jest.js');
 /** The issue's bar for a browser bundle of the PKCE helpers (minified). */
 const PKCE_BUNDLE_LIMIT_BYTES = 20_000;
 
@@ -240,6 +245,106 @@ export async function syncDay(baseUrl: string, accessToken: string): Promise<num
 }
 `;
 
+/**
+ * A CommonJS Jest test, as an integrator's existing suite has it: `require`s
+ * the SDK (Jest 29/30 once said "Must use import" for an ESM-only package) and
+ * makes one real call.
+ */
+const JEST_TEST_CJS = `
+const { createPacerClient, PacerError } = require('@pacer/client-sdk');
+
+test('the SDK loads under Jest and upserts a wellness day', async () => {
+  const pacer = createPacerClient({ baseUrl: process.env.PACER_URL, accessToken: process.env.PACER_TOKEN });
+  const created = await pacer.wellness.upsertWellness({ body: { date: '2026-09-01', hrv: 66, restingHr: 43 } });
+  expect(created.status).toBe(201);
+  expect(created.body).toMatchObject({ date: '2026-09-01', hrv: 66, restingHr: 43 });
+  expect(typeof PacerError).toBe('function');
+});
+`;
+
+/**
+ * The generator step of an integrator who does not use the SDK:
+ * openapi-typescript's Node API over the committed openapi.json. Its `transform`
+ * option (the generator's documented way to type uploads) turns every
+ * `format: binary` schema into `Blob`, so the multipart upload needs no cast.
+ */
+const GENERATE_MJS = `
+import { writeFile } from 'node:fs/promises';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+
+const blob = ts.factory.createTypeReferenceNode('Blob');
+const ast = await openapiTS(new URL('./openapi.json', import.meta.url), {
+  transform(schema) {
+    return schema.format === 'binary' ? blob : undefined;
+  },
+});
+await writeFile(new URL('./generated/api.d.ts', import.meta.url), astToString(ast));
+`;
+
+/**
+ * Three calls through openapi-fetch over the generated types: read the profile,
+ * upsert a wellness day, upload a FIT file as multipart. No cast anywhere; the
+ * never-called \`wrongUses\` proves the types are the document's (an unused
+ * @ts-expect-error is itself an error).
+ */
+const GENERATED_CLIENT_TS = `
+import createClient from 'openapi-fetch';
+import type { components, paths } from './api.js';
+
+type Workout = components['schemas']['Workout'];
+
+export async function threeCalls(baseUrl: string, token: string, fit: Blob) {
+  const client = createClient<paths>({ baseUrl, headers: { authorization: 'Bearer ' + token } });
+
+  const profile = await client.GET('/api/profile');
+  if (!profile.data) throw new Error('GET /api/profile answered ' + profile.response.status);
+  const email: string = profile.data.email;
+
+  const wellness = await client.POST('/api/wellness', { body: { date: '2026-11-22', hrv: 61.5, restingHr: 45 } });
+  if (!wellness.data) throw new Error('POST /api/wellness answered ' + wellness.response.status);
+  const hrv: number | null = wellness.data.hrv;
+
+  const upload = await client.POST('/api/workouts/upload-fit', {
+    body: { file: fit, name: 'Generated-client ride' },
+    bodySerializer(body) {
+      const form = new FormData();
+      form.append('file', body.file, 'ride.fit');
+      if (body.name !== undefined) form.append('name', body.name);
+      return form;
+    },
+  });
+  if (!upload.data) throw new Error('upload-fit answered ' + upload.response.status + ' ' + JSON.stringify(upload.error));
+  const workout: Workout = upload.data;
+
+  return {
+    profile: { status: profile.response.status, email },
+    wellness: { status: wellness.response.status, hrv, requestId: wellness.response.headers.get('x-request-id') },
+    upload: { status: upload.response.status, name: workout.name, sport: workout.sport },
+  };
+}
+
+export async function wrongUses(baseUrl: string, fit: Blob) {
+  const client = createClient<paths>({ baseUrl });
+  // @ts-expect-error the upload's file is binary (a Blob), not a string
+  await client.POST('/api/workouts/upload-fit', { body: { file: 'ride.fit' } });
+  // @ts-expect-error hrv is a number
+  await client.POST('/api/wellness', { body: { date: '2026-11-22', hrv: 'high' } });
+  // @ts-expect-error the request body is required
+  await client.POST('/api/wellness', {});
+  void fit;
+}
+`;
+
+/** Runs the generated client (Node strips the TypeScript types) against the test server. */
+const GENERATED_RUN_MJS = `
+import { readFile } from 'node:fs/promises';
+import { threeCalls } from './client.ts';
+
+const fit = new Blob([await readFile(new URL('../ride.fit', import.meta.url))], { type: 'application/octet-stream' });
+console.log(JSON.stringify(await threeCalls(process.env.PACER_URL, process.env.PACER_TOKEN, fit)));
+`;
+
 /** One strict TypeScript project per way of resolving the package. */
 const TS_PROJECTS = {
   'esm-nodenext': { type: 'module', compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } },
@@ -266,6 +371,7 @@ function tsconfigFor(compilerOptions: Record<string, string>) {
 
 let server: TestServer;
 let token: string;
+let athleteEmail: string;
 let tmp: string;
 let consumerDir: string;
 let tarball = '';
@@ -275,7 +381,12 @@ let shippedManifest: Record<string, unknown> = {};
 beforeAll(async () => {
   server = await startTestServer();
   const athlete = await makeUser(server.db);
-  token = (await mintToken(server.db, athlete, { scopes: ALL_DATA_SCOPES })).token;
+  athleteEmail = athlete.email;
+  token = (
+    await mintToken(server.db, athlete, {
+      scopes: [...ALL_DATA_SCOPES, 'profile:read', 'workout:read', 'workout:write'],
+    })
+  ).token;
 
   tmp = await mkdtemp(path.join(os.tmpdir(), 'pacer-sdk-pack-'));
   consumerDir = path.join(tmp, 'consumer');
@@ -310,6 +421,47 @@ beforeAll(async () => {
   await writeFile(path.join(consumerDir, 'consumer.mjs'), CONSUMER_MJS);
   await writeFile(path.join(consumerDir, 'consumer.cjs'), CONSUMER_CJS);
   await writeFile(path.join(consumerDir, 'pkce-app.js'), PKCE_BROWSER_APP);
+
+  // Jest: a CommonJS project of its own (Jest itself runs from the repository's install).
+  const jestDir = path.join(consumerDir, 'jest-cjs');
+  await mkdir(jestDir);
+  await writeFile(
+    path.join(jestDir, 'package.json'),
+    JSON.stringify({ private: true, type: 'commonjs', jest: { testEnvironment: 'node' } }),
+  );
+  await writeFile(path.join(jestDir, 'sdk.test.js'), JEST_TEST_CJS);
+
+  // The generated client: the committed document, the generator and openapi-fetch, a FIT file.
+  for (const name of ['openapi-typescript', 'openapi-fetch', 'typescript']) {
+    await symlink(path.join(repoRoot, 'node_modules', name), path.join(consumerDir, 'node_modules', name), 'dir');
+  }
+  await writeFile(path.join(consumerDir, 'openapi.json'), await readFile(path.join(repoRoot, 'openapi.json')));
+  await writeFile(path.join(consumerDir, 'ride.fit'), oneHourRide().bytes);
+  await writeFile(path.join(consumerDir, 'generate.mjs'), GENERATE_MJS);
+  const generatedDir = path.join(consumerDir, 'generated');
+  await mkdir(generatedDir);
+  await writeFile(path.join(generatedDir, 'client.ts'), GENERATED_CLIENT_TS);
+  await writeFile(path.join(generatedDir, 'run.mjs'), GENERATED_RUN_MJS);
+  await writeFile(
+    path.join(generatedDir, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023', 'DOM'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          types: [],
+        },
+        files: ['client.ts'],
+      },
+      null,
+      2,
+    ),
+  );
+
   for (const [name, project] of Object.entries(TS_PROJECTS)) {
     const dir = path.join(consumerDir, name);
     await mkdir(dir);
@@ -455,6 +607,58 @@ describe('@pacer/client-sdk as a packed package', () => {
       const result = await run(process.execPath, [tscBin, '-p', dir], { cwd: dir, env: plainEnv() });
       expect(result.stdout + result.stderr).toBe('');
       expect(result.code).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'works from a CommonJS Jest test: require() loads the SDK and a real call succeeds',
+    async () => {
+      const dir = path.join(consumerDir, 'jest-cjs');
+      const result = await run(
+        process.execPath,
+        [jestBin, '--ci', '--watchman=false', '--rootDir', dir, '--cacheDirectory', path.join(tmp, 'jest-cache')],
+        { cwd: dir, env: plainEnv({ PACER_URL: server.url, PACER_TOKEN: token }) },
+      );
+      expect(result.stdout + result.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
+      expect(result.stderr).not.toContain('Must use import');
+      expect(result.code).toBe(0);
+      // The call reached the server.
+      const stored = await server.db
+        .selectFrom('wellness')
+        .select(['hrv'])
+        .where('date', '=', '2026-09-01')
+        .executeTakeFirst();
+      expect(stored?.hrv).toBe(66);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a client generated from openapi.json (openapi-typescript + openapi-fetch) type-checks three calls with no cast and runs them',
+    async () => {
+      await runOk(process.execPath, ['generate.mjs'], { cwd: consumerDir, env: plainEnv() });
+      const generatedDir = path.join(consumerDir, 'generated');
+      const types = await readFile(path.join(generatedDir, 'api.d.ts'), 'utf8');
+      expect(types).toMatch(/file: Blob;/);
+
+      const checked = await run(process.execPath, [tscBin, '-p', generatedDir], { cwd: generatedDir, env: plainEnv() });
+      expect(checked.stdout + checked.stderr).toBe('');
+      expect(checked.code).toBe(0);
+      expect(await readFile(path.join(generatedDir, 'client.ts'), 'utf8')).not.toMatch(/ as (?!const)/);
+
+      const ran = await run(process.execPath, ['run.mjs'], {
+        cwd: generatedDir,
+        env: plainEnv({ PACER_URL: server.url, PACER_TOKEN: token }),
+      });
+      expect(ran.stderr).toBe('');
+      expect(ran.code).toBe(0);
+      const summary = JSON.parse(ran.stdout.trim());
+      expect(summary).toEqual({
+        profile: { status: 200, email: athleteEmail },
+        wellness: { status: 201, hrv: 61.5, requestId: expect.any(String) },
+        upload: { status: 201, name: 'Generated-client ride', sport: 'cycling' },
+      });
     },
     TIMEOUT,
   );

@@ -122,6 +122,8 @@ export async function startTestServer(
       // Every answer a test receives from a contract route has been checked against the contract.
       PACER_CHECK_RESPONSES: 'true',
       ...readOnlyReadsFor(databaseUrl),
+      // `PACER_RECORD_TRAFFIC=<file.jsonl> npx vitest run ...` records the run's REST traffic (test/tools/prism-traffic.ts).
+      ...(process.env['PACER_RECORD_TRAFFIC'] ? { PACER_RECORD_TRAFFIC: process.env['PACER_RECORD_TRAFFIC'] } : {}),
       ...env,
     });
   // The base URL names the port, so it is chosen before the server listens; another process

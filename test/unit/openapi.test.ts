@@ -155,7 +155,10 @@ describe('openapi.json', () => {
       'X-Request-Id',
     ]);
     expect(post?.responses['201'].headers).toHaveProperty('Idempotent-Replayed');
-    expect(post?.responses['400'].headers).not.toHaveProperty('Idempotent-Replayed');
+    // A kept refusal is replayed too; a 429 or a 5xx never is (idempotency.middleware.ts keepsResponse).
+    expect(post?.responses['400'].headers).toHaveProperty('Idempotent-Replayed');
+    expect(post?.responses['429'].headers).not.toHaveProperty('Idempotent-Replayed');
+    expect(post?.responses['500'].headers).not.toHaveProperty('Idempotent-Replayed');
     expect(document.paths['/api/wellness']?.get?.responses['200'].headers).not.toHaveProperty('Idempotent-Replayed');
   });
 });

@@ -119,6 +119,11 @@ describe('the error handler with checkResponses', () => {
     const lines: string[] = [];
     const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
     const app = express();
+    // As request-context.ts does for every answer (openapi.json declares X-Request-Id required).
+    app.use((_req, res, next) => {
+      res.setHeader('X-Request-Id', 'req-1');
+      next();
+    });
     // GET /api/wellness declares no 404: a handler that answers one has drifted from the contract.
     app.get('/api/wellness', (_req, _res, next) => next(new AppError('not_found', 'gone')));
     app.get('/api/workouts/:id', (_req, _res, next) => next(new AppError('not_found', 'gone')));

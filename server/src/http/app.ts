@@ -40,6 +40,7 @@ import { configureCsrf } from './pages/csrf.ts';
 import { stylesheetRoute } from './pages/stylesheet.ts';
 import { loadOnFirstRequest } from './load-on-first-request.ts';
 import { requestContext } from './request-context.ts';
+import { recordTraffic } from './traffic-recorder.ts';
 import { requestDeadline } from './timeouts.ts';
 import { checkingResponses } from './response-check.ts';
 import { sql } from 'kysely';
@@ -89,6 +90,8 @@ export function createApp(appDeps: AppDeps): Express {
   app.set('trust proxy', deps.config.trustProxy);
   configureCsrf(app, deps.secretBox, deps.config.secureCookies);
   app.use(requestContext(deps.logger));
+  // Tests only: the REST exchanges for a contract tester (PACER_RECORD_TRAFFIC).
+  if (deps.config.recordTraffic) app.use(restPathPrefixes(contract), recordTraffic(deps.config.recordTraffic));
   app.use(requestDeadline(deps.config));
   // Before any route (a preflight carries no token): the REST API and the OAuth endpoints a browser app calls.
   const corsHandler = bearerApiCors(deps.config);

@@ -12,6 +12,12 @@ import addFormats from 'ajv-formats';
  * not admit fails (the zod check alone would not see a document that
  * disagrees with its own contract, as `nullable` beside `allOf` did in 3.0).
  *
+ * The answer's headers are checked too (`documentHeaderMismatch`): every
+ * header the response declares `required` is there, every declared one that
+ * is there has a value its schema admits, and no header the document
+ * declares somewhere (`Retry-After`, `Idempotent-Replayed`...) appears on an
+ * answer that does not declare it.
+ *
  * Ajv (JSON Schema 2020-12, the schema dialect of OpenAPI 3.1) compiles each
  * operation's response schema once, on first use, against the whole document
  * so `#/components/...` references resolve.
@@ -53,6 +59,12 @@ const pointer = (...segments: string[]): string =>
 /** `/api/workouts/:id` -> `/api/workouts/{id}`, as the document names paths. */
 const documentPath = (route: AppRoute): string => route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
+/** The document's responses of `route`, or `undefined` for a route it does not describe. */
+function responsesOf(document: Json, route: AppRoute): Record<string, Json> | undefined {
+  const paths = document['paths'] as Record<string, Record<string, Json>>;
+  return paths[documentPath(route)]?.[route.method.toLowerCase()]?.['responses'] as Record<string, Json> | undefined;
+}
+
 /**
  * Why `body` with `status` is not what openapi.json declares for `route`, or
  * `undefined` when it is. The body is checked as it goes on the wire (after
@@ -63,9 +75,7 @@ export function documentMismatch(route: AppRoute, status: number, body: unknown)
   const where = `${documentPath(route)} ${route.method} ${String(status)}`;
   let validate = validators.get(where);
   if (validate === undefined) {
-    const paths = document['paths'] as Record<string, Record<string, Json>>;
-    const operation = paths[documentPath(route)]?.[route.method.toLowerCase()];
-    const responses = operation?.['responses'] as Record<string, Json> | undefined;
+    const responses = responsesOf(document, route);
     // A route the document does not describe (a test's own contract) is not its to judge.
     if (!responses) return undefined;
     const response = responses[String(status)];
@@ -83,4 +93,104 @@ export function documentMismatch(route: AppRoute, status: number, body: unknown)
   if (validate === null || body === undefined) return undefined;
   if (validate(JSON.parse(JSON.stringify(body)))) return undefined;
   return `the ${String(status)} body does not match openapi.json: ${ajv.errorsText(validate.errors)}`;
+}
+
+/** A header value as the answer carries it (Node keeps numbers set with `setHeader` as numbers). */
+export type HeaderValue = string | number | readonly string[] | undefined;
+
+interface DeclaredHeader {
+  readonly name: string;
+  readonly required: boolean;
+  readonly validate: ValidateFunction;
+  /** `integer`/`number`/`boolean`: the wire's text is read as that type first (OpenAPI's `simple` style). */
+  readonly type: string | undefined;
+}
+
+const declaredHeaders = new Map<string, readonly DeclaredHeader[] | null>();
+let documentedHeaderNames: ReadonlySet<string> | undefined;
+
+/** Every header name (lower case) some response in the document declares. */
+function allDocumentedHeaders(document: Json): ReadonlySet<string> {
+  if (!documentedHeaderNames) {
+    const names = new Set<string>();
+    for (const item of Object.values(document['paths'] as Record<string, Record<string, Json>>)) {
+      for (const operation of Object.values(item)) {
+        for (const response of Object.values((operation['responses'] ?? {}) as Record<string, Json>)) {
+          for (const name of Object.keys(response['headers'] ?? {})) names.add(name.toLowerCase());
+        }
+      }
+    }
+    documentedHeaderNames = names;
+  }
+  return documentedHeaderNames;
+}
+
+function headersDeclaredFor(route: AppRoute, status: number): readonly DeclaredHeader[] | null {
+  const where = `${documentPath(route)} ${route.method} ${String(status)}`;
+  let declared = declaredHeaders.get(where);
+  if (declared === undefined) {
+    const { ajv, document } = load();
+    const response = responsesOf(document, route)?.[String(status)];
+    const operationPointer = ['paths', documentPath(route), route.method.toLowerCase(), 'responses', String(status)];
+    declared = response
+      ? Object.entries((response['headers'] ?? {}) as Record<string, Json>).map(([name, header]) => ({
+          name,
+          required: header['required'] === true,
+          type: (header['schema'] as Json | undefined)?.['type'] as string | undefined,
+          validate: ajv.compile({
+            $ref: `${DOCUMENT_ID}#/${pointer(...operationPointer, 'headers', name, 'schema')}`,
+          }),
+        }))
+      : null;
+    declaredHeaders.set(where, declared);
+  }
+  return declared;
+}
+
+/** A header's text as the JSON value its schema describes: `"42"` is the integer 42 for an integer header. */
+function headerValue(text: string, type: string | undefined): unknown {
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+  if (type === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
+}
+
+/**
+ * Why the headers of an answer with `status` to `route` disagree with the
+ * headers openapi.json declares for it, or `undefined` when they agree (or
+ * the document does not describe the route or the status: `documentMismatch`
+ * names an undeclared status). Header names are matched case-insensitively
+ * (RFC 9110 §5.1); headers the document never mentions (`Content-Type`,
+ * caching, CORS) are not its to judge.
+ */
+export function documentHeaderMismatch(
+  route: AppRoute,
+  status: number,
+  headers: Readonly<Record<string, HeaderValue>>,
+): string | undefined {
+  const declared = headersDeclaredFor(route, status);
+  if (!declared) return undefined;
+  const sent = new Map(
+    Object.entries(headers)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value)]),
+  );
+  const problems: string[] = [];
+  for (const header of declared) {
+    const text = sent.get(header.name.toLowerCase());
+    if (text === undefined) {
+      if (header.required) problems.push(`required header ${header.name} is missing`);
+      continue;
+    }
+    if (!header.validate(headerValue(text, header.type))) {
+      problems.push(`header ${header.name}: ${JSON.stringify(text)} ${load().ajv.errorsText(header.validate.errors)}`);
+    }
+  }
+  const declaredNames = new Set(declared.map((header) => header.name.toLowerCase()));
+  for (const name of sent.keys()) {
+    if (allDocumentedHeaders(load().document).has(name) && !declaredNames.has(name)) {
+      problems.push(`header ${name} is not declared for this answer`);
+    }
+  }
+  if (problems.length === 0) return undefined;
+  return `the ${String(status)} headers do not match openapi.json: ${problems.join('; ')}`;
 }

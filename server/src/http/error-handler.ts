@@ -78,7 +78,10 @@ export function errorHandler(logger: Logger, options: { readonly checkResponses?
     }
     if (options.checkResponses) {
       // Under test (PACER_CHECK_RESPONSES): a problem the route's contract does not declare fails the request.
-      const mismatch = problemMismatch(req, appError.status, toProblem(appError, undefined));
+      const mismatch = problemMismatch(req, appError.status, toProblem(appError, undefined), {
+        ...res.getHeaders(),
+        ...appError.headers,
+      });
       if (mismatch) {
         logger.error({ requestId: res.locals.requestId, mismatch }, 'answer disagrees with the contract');
         appError = new AppError('internal_error', `The answer disagrees with the contract: ${mismatch}`);

@@ -12,6 +12,7 @@ import {
   runIdempotent,
 } from '../modules/idempotency/idempotency.service.ts';
 import { sendProblem } from './problem.ts';
+import { replayHeadersMismatch } from './response-check.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point
@@ -57,10 +58,26 @@ function keepsResponse(req: Request, status: number): boolean {
   return status < 500 && status !== 408 && status !== 429 && req.complete;
 }
 
-function replay(res: Response, response: { status: number; contentType: string | null; body: Buffer }): void {
+function replay(
+  req: Request,
+  res: Response,
+  response: { status: number; contentType: string | null; body: Buffer },
+  deps: IdempotencyDeps,
+): void {
   res.status(response.status);
   if (response.contentType) res.setHeader('Content-Type', response.contentType);
   res.setHeader(REPLAYED_HEADER, 'true');
+  // Under test (PACER_CHECK_RESPONSES) a replay's headers are checked against openapi.json like any answer's.
+  const mismatch = deps.config?.checkResponses
+    ? replayHeadersMismatch(req, response.status, res.getHeaders())
+    : undefined;
+  if (mismatch) {
+    deps.logger.error({ requestId: res.locals.requestId, mismatch }, 'answer disagrees with the contract');
+    for (const name of ANSWER_HEADERS) res.removeHeader(name);
+    res.removeHeader(REPLAYED_HEADER);
+    sendProblem(res, new AppError('internal_error', `The answer disagrees with the contract: ${mismatch}`));
+    return;
+  }
   res.send(response.body);
 }
 
@@ -126,6 +143,7 @@ function answerInternalError(res: Response): void {
 export interface IdempotencyDeps {
   readonly db: Db;
   readonly logger: Logger;
+  readonly config?: { readonly checkResponses: boolean };
 }
 
 /**
@@ -214,7 +232,7 @@ async function runRoute(
   try {
     const outcome = await runIdempotent(deps.db, request, work);
     if (outcome.outcome === 'replay') {
-      replay(res, outcome.response);
+      replay(req, res, outcome.response, deps);
       return;
     }
     if (outcome.unstored !== undefined) {

@@ -83,6 +83,8 @@ interface HeaderSpec {
   readonly name: string;
   readonly description: string;
   readonly schema: SchemaObject;
+  /** Sent on every answer it is declared for, whatever the configuration. */
+  readonly required?: boolean;
   /** Which answers carry it: by status, and by the operation (does it take an `Idempotency-Key`). */
   readonly on: (status: string, operation: OperationObject) => boolean;
 }
@@ -103,7 +105,8 @@ const RESPONSE_HEADERS: readonly HeaderSpec[] = [
     name: 'X-Request-Id',
     description:
       "This request's id (the caller's `X-Request-Id` when it was a sane token): quote it in support requests.",
-    schema: { type: 'string' },
+    schema: { type: 'string', minLength: 1 },
+    required: true,
     on: () => true,
   },
   // rate-limit.middleware.ts: on every answer while REST rate limits are on (the default).
@@ -133,12 +136,14 @@ const RESPONSE_HEADERS: readonly HeaderSpec[] = [
     on: (status, operation) =>
       status === '429' || status === '503' || (status === '409' && takesIdempotencyKey(operation)),
   },
-  // idempotency.middleware.ts: a replayed success.
+  // idempotency.middleware.ts: a replayed answer; every kept one can be (below 500, not 408 or 429: keepsResponse).
   {
     name: 'Idempotent-Replayed',
-    description: '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key`.',
+    description:
+      '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key` (a refusal such as a 400 is replayed too).',
     schema: { type: 'string', enum: ['true'] },
-    on: (status, operation) => status.startsWith('2') && takesIdempotencyKey(operation),
+    on: (status, operation) =>
+      takesIdempotencyKey(operation) && Number(status) < 500 && status !== '408' && status !== '429',
   },
 ];
 
@@ -154,7 +159,14 @@ function describeBodiesAndHeaders(document: OpenAPIObject): void {
         response.headers = {
           ...response.headers,
           ...Object.fromEntries(
-            headers.map((header) => [header.name, { description: header.description, schema: header.schema }]),
+            headers.map((header) => [
+              header.name,
+              {
+                description: header.description,
+                ...(header.required ? { required: true } : {}),
+                schema: header.schema,
+              },
+            ]),
           ),
         };
       }

@@ -1,7 +1,7 @@
 import { contract } from '@pacer/contract';
 import { type AppRoute, type AppRouter, isAppRoute, isAppRouteOtherResponse, validateResponse } from '@ts-rest/core';
-import type { Request } from 'express';
-import { documentMismatch } from './document-check.ts';
+import type { Request, Response } from 'express';
+import { documentHeaderMismatch, documentMismatch, type HeaderValue } from './document-check.ts';
 
 /**
  * PACER_CHECK_RESPONSES (the test suite turns it on): every JSON answer a
@@ -14,13 +14,17 @@ import { documentMismatch } from './document-check.ts';
  * fails too; files and other non-JSON bodies are checked for their status
  * only. The problem answers of the error handler are checked the same way
  * (`problemMismatch`). Each answer is then checked against the committed
- * openapi.json as well (`documentMismatch`).
+ * openapi.json as well, its body (`documentMismatch`) and the headers it
+ * carries by then (`documentHeaderMismatch`: those the middleware set, such
+ * as `X-Request-Id` and `RateLimit-*`, and an error's own, such as
+ * `Retry-After`).
  */
 export function checkingResponses<T extends object>(implementation: T): T {
   return wrap(implementation) as T;
 }
 
-type Handler = (args: { req: Request }) => Promise<{ status: number; body: unknown }>;
+type Handler = (args: { req: Request; res?: Response }) => Promise<{ status: number; body: unknown }>;
+type Headers = Readonly<Record<string, HeaderValue>>;
 
 function wrap(node: unknown): unknown {
   if (typeof node === 'function') return checkedHandler(node as Handler);
@@ -38,23 +42,32 @@ function checkedHandler(handler: Handler): Handler {
   return async (args) => {
     const result = await handler(args);
     const route = (args.req as { tsRestRoute?: AppRoute }).tsRestRoute;
-    const mismatch = route && answerMismatch(route, Number(result.status), result.body);
+    const mismatch = route && answerMismatch(route, Number(result.status), result.body, args.res?.getHeaders() ?? {});
     if (mismatch) throw new Error(`${route.method} ${route.path}: ${mismatch}`);
     return result;
   };
 }
 
-/** Why `body` with `status` is not what `route` declares, or `undefined` when it is. */
-function answerMismatch(route: AppRoute, status: number, body: unknown): string | undefined {
+/** Why `body` with `status` and `headers` (when given) is not what `route` declares, or `undefined` when it is. */
+function answerMismatch(
+  route: AppRoute,
+  status: number,
+  body: unknown,
+  headers: Headers | undefined,
+): string | undefined {
   const declared = route.responses[status];
   if (declared === undefined) return `status ${String(status)} is not declared in the contract`;
-  if (isAppRouteOtherResponse(declared)) return documentMismatch(route, status, undefined);
-  try {
-    validateResponse({ appRoute: route, response: { status, body } });
-  } catch (error) {
-    return `the ${String(status)} body does not match the contract: ${error instanceof Error ? error.message : String(error)}`;
+  if (!isAppRouteOtherResponse(declared)) {
+    try {
+      validateResponse({ appRoute: route, response: { status, body } });
+    } catch (error) {
+      return `the ${String(status)} body does not match the contract: ${error instanceof Error ? error.message : String(error)}`;
+    }
   }
-  return documentMismatch(route, status, body);
+  return (
+    documentMismatch(route, status, isAppRouteOtherResponse(declared) ? undefined : body) ??
+    (headers && documentHeaderMismatch(route, status, headers))
+  );
 }
 
 interface MatchedRoute {
@@ -97,8 +110,19 @@ function contractRouteOf(req: Request): AppRoute | undefined {
  * about to be sent for `req` disagrees with the contract route it was for,
  * or `undefined` when it agrees or the request was for no contract route.
  */
-export function problemMismatch(req: Request, status: number, body: unknown): string | undefined {
+export function problemMismatch(req: Request, status: number, body: unknown, headers?: Headers): string | undefined {
   const route = contractRouteOf(req);
-  const mismatch = route && answerMismatch(route, status, body);
+  const mismatch = route && answerMismatch(route, status, body, headers);
+  return mismatch ? `${route.method} ${route.path}: ${mismatch}` : undefined;
+}
+
+/**
+ * For a replayed idempotent answer under PACER_CHECK_RESPONSES (it never
+ * reaches a handler): why the headers about to go out for `req` disagree with
+ * openapi.json, or `undefined`.
+ */
+export function replayHeadersMismatch(req: Request, status: number, headers: Headers): string | undefined {
+  const route = contractRouteOf(req);
+  const mismatch = route && documentHeaderMismatch(route, status, headers);
   return mismatch ? `${route.method} ${route.path}: ${mismatch}` : undefined;
 }
