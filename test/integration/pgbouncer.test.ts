@@ -131,6 +131,24 @@ describe.skipIf(!PGBOUNCER_INSTALLED)(
       expect(migrated.stderr).toBe('');
       expect(migrated.code).toBe(0);
       expect(migrated.stdout).toContain('database is up to date');
+      // Migrating through the pooler alone is safe too: the migration lock is a transaction's
+      // (db/migrate.ts), so two at once both succeed and leave no advisory lock held by a pooled connection.
+      const throughPooler = { ...process.env, ...env, PACER_DATABASE_SESSION_URL: '' };
+      const both = await Promise.all([runPacer(['migrate'], throughPooler), runPacer(['migrate'], throughPooler)]);
+      expect(both.map((result) => [result.code, result.stderr])).toEqual([
+        [0, ''],
+        [0, ''],
+      ]);
+      const locks = new pg.Client({ connectionString: direct });
+      await locks.connect();
+      try {
+        const { rows } = await locks.query<{ count: number }>(
+          "select count(*)::int as count from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
+        );
+        expect(rows[0]?.count).toBe(0);
+      } finally {
+        await locks.end();
+      }
 
       for (let i = 0; i < 2; i++) processes.push(await startPacerProcess('api', pooled, env));
       processes.push(await startPacerProcess('worker', pooled, { ...env, PACER_DERIVED_POLL_MS: '50' }));
