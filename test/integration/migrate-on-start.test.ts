@@ -68,7 +68,7 @@ describe('PACER_MIGRATE_ON_START=false', () => {
       expect(lines[0]).toContain('npm run pacer -- migrate');
     }
     // Nothing was created: the check only read.
-    const tables = await new pg.Client({ connectionString: databaseUrlFor(database) });
+    const tables = new pg.Client({ connectionString: databaseUrlFor(database) });
     await tables.connect();
     try {
       const { rows } = await tables.query<{ count: number }>(
