@@ -110,6 +110,17 @@ function exactOrigin(entry: string): string | undefined {
   return url.origin;
 }
 
+/** An optional `postgres://` URL setting; `notUrl` says what else it may be. */
+function connectionUrl(notUrl: string) {
+  return z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: notUrl, abort: true })
+    .refine(isParsableConnectionUrl, {
+      error: 'is not a valid URL (check the host and port, and percent-encode special characters in the password)',
+    })
+    .optional();
+}
+
 /** Off, a hop count, or the proxies' addresses/CIDRs (Express `trust proxy`). */
 export type TrustProxy = false | number | readonly string[];
 
@@ -122,25 +133,16 @@ const EnvSchema = z.object({
     .url({ protocol: /^https?$/ })
     .optional()
     .refine((value) => value === undefined || !/[?#]/.test(value), 'must not have a query or fragment'),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, {
-      error:
-        'must be a postgres:// URL (postgres://user:password@host:5432/database), or unset for the embedded PostgreSQL',
-      abort: true,
-    })
-    .refine(isParsableConnectionUrl, {
-      error: 'is not a valid URL (check the host and port, and percent-encode special characters in the password)',
-    })
-    .optional(),
+  DATABASE_URL: connectionUrl(
+    'must be a postgres:// URL (postgres://user:password@host:5432/database), or unset for the embedded PostgreSQL',
+  ),
+  // A direct (or session-mode) connection for what needs a session of its own: see Config.databaseSessionUrl.
+  PACER_DATABASE_SESSION_URL: connectionUrl(
+    'must be a postgres:// URL (postgres://user:password@host:5432/database), or unset to use DATABASE_URL',
+  ),
+  PACER_MIGRATE_ON_START: flag(true),
   // A streaming replica the REST GET routes and MCP read tools read from (db/read-replica.ts); unset: all on DATABASE_URL.
-  PACER_DATABASE_READ_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// URL of a read replica, or unset', abort: true })
-    .refine(isParsableConnectionUrl, {
-      error: 'is not a valid URL (check the host and port, and percent-encode special characters in the password)',
-    })
-    .optional(),
+  PACER_DATABASE_READ_URL: connectionUrl('must be a postgres:// URL of a read replica, or unset'),
   // After a caller's write, its reads stay on the primary this long (read-your-writes).
   PACER_READ_YOUR_WRITES_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
   // Past this replay lag the replica is left out of reads until it catches up.
@@ -264,6 +266,21 @@ export interface Config {
     /** Replay lag past which reads leave the replica. */
     readonly maxLagMs: number;
   };
+  /**
+   * `PACER_DATABASE_SESSION_URL`: where Pacer opens connections that need a
+   * server session of their own, which a transaction-mode pooler
+   * (PgBouncer `pool_mode=transaction`) does not keep between transactions:
+   * pg-boss's LISTEN connection (a worker's) and the migrations (`migrate`,
+   * and start-up migration). Undefined: `databaseUrl` (or the embedded
+   * database) serves these too.
+   */
+  readonly databaseSessionUrl: string | undefined;
+  /**
+   * `PACER_MIGRATE_ON_START`: `start` brings the schema and the queues up to
+   * date first. Off, `start` only checks that they are, and fails at once if
+   * not; `npm run pacer -- migrate` migrates.
+   */
+  readonly migrateOnStart: boolean;
   readonly dataDir: string;
   readonly role: 'all' | 'api' | 'worker';
   readonly logLevel: z.infer<typeof EnvSchema>['PACER_LOG_LEVEL'];
@@ -386,7 +403,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const name = String(issue.path[0] ?? 'environment');
       // DATABASE_URL may hold a password: the message goes to stderr and logs.
       const value =
-        (name === 'DATABASE_URL' || name === 'PACER_DATABASE_READ_URL') && env[name] !== undefined
+        (name === 'DATABASE_URL' || name === 'PACER_DATABASE_SESSION_URL' || name === 'PACER_DATABASE_READ_URL') &&
+        env[name] !== undefined
           ? redactConnectionUrl(env[name])
           : env[name];
       return `  ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${issue.message}`;
@@ -397,6 +415,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.PACER_FIT_DECODE_QUEUE_BYTES < e.PACER_MAX_UPLOAD_BYTES) {
     throw new ConfigError(
       `Invalid configuration:\n  PACER_FIT_DECODE_QUEUE_BYTES=${JSON.stringify(String(e.PACER_FIT_DECODE_QUEUE_BYTES))}: must be at least PACER_MAX_UPLOAD_BYTES (${e.PACER_MAX_UPLOAD_BYTES}), or a file of the largest size accepted could never be decoded`,
+    );
+  }
+  if (e.PACER_DATABASE_SESSION_URL !== undefined && e.DATABASE_URL === undefined) {
+    throw new ConfigError(
+      'Invalid configuration:\n  PACER_DATABASE_SESSION_URL: needs DATABASE_URL too (the embedded PostgreSQL has no pooler in front of it)',
     );
   }
   const baseUrl = (e.PACER_BASE_URL ?? `http://localhost:${e.PACER_PORT}`).replace(/\/+$/, '');
@@ -412,6 +435,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePoolSize: e.PACER_QUEUE_POOL_SIZE,
     derivedPollMs: e.PACER_DERIVED_POLL_MS,
     databaseUrl: e.DATABASE_URL,
+    databaseSessionUrl: e.PACER_DATABASE_SESSION_URL,
+    migrateOnStart: e.PACER_MIGRATE_ON_START,
     readReplica: {
       url: e.PACER_DATABASE_READ_URL,
       readYourWritesMs: e.PACER_READ_YOUR_WRITES_MS,

@@ -10,7 +10,7 @@ import { type Drainer, trackConnections } from './http/drain.ts';
 import { applyIdleTimeout, httpServerOptions } from './http/timeouts.ts';
 import type { Logger } from './logger.ts';
 import { StartupError } from './startup-error.ts';
-import { installSchedules, startBoss, startWorkers } from './queue/boss.ts';
+import { installSchedules, migrateQueues, QueuesNotReady, startBoss, startWorkers } from './queue/boss.ts';
 import { ASYNC_JOB_RUNNERS, jobHandlers } from './job-handlers.ts';
 import { SecretBox } from './lib/secret-box.ts';
 import { startWebhookWorkers } from './modules/webhooks/webhook.worker.ts';
@@ -86,13 +86,39 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 }
 
 /**
+ * pg-boss for this process. A worker that migrates on start brings the queue
+ * schema and the queues up to date itself. An API process writes nothing at
+ * start-up (it may run on a read-only role, e.g. against a replica for its
+ * reads): it only checks that they are, and migrates them only when they are
+ * not and PACER_MIGRATE_ON_START allows it (the first process on a new database).
+ */
+async function startQueue(config: Config, database: DatabaseRuntime, logger: Logger): Promise<PgBoss> {
+  const runsWorkers = config.role !== 'api';
+  const options = {
+    connectionString: database.url,
+    sessionConnectionString: database.sessionUrl,
+    logger,
+    maintenance: runsWorkers,
+    poolSize: config.queuePoolSize,
+  };
+  if (runsWorkers) return startBoss({ ...options, migrate: config.migrateOnStart });
+  try {
+    return await startBoss({ ...options, migrate: false });
+  } catch (error) {
+    if (!(error instanceof QueuesNotReady) || !config.migrateOnStart) throw error;
+  }
+  await migrateQueues({ connectionString: database.sessionUrl, logger });
+  return startBoss({ ...options, migrate: false });
+}
+
+/**
  * Start the service in its role: `api` serves HTTP, `worker` runs queue
  * workers and schedules, `all` both. `stop()` drains in order: stop taking
  * requests and let in-flight ones finish, stop workers gracefully, then close
  * the pool and the embedded database.
  */
 export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
-  const database = await openDatabase(config, logger);
+  const database = await openDatabase(config, logger, { migrate: config.migrateOnStart });
   let secretBox: SecretBox;
   try {
     secretBox = await SecretBox.load(config);
@@ -105,12 +131,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   let boss: PgBoss;
   let derived: DerivedDrainer | undefined;
   try {
-    boss = await startBoss({
-      connectionString: database.url,
-      logger,
-      maintenance: runsWorkers,
-      poolSize: config.queuePoolSize,
-    });
+    boss = await startQueue(config, database, logger);
     if (runsWorkers) {
       await startWorkers(
         boss,

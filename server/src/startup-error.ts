@@ -12,6 +12,7 @@ export type StartupErrorCode =
   | 'database_unreachable'
   | 'database_rejected_login'
   | 'database_missing'
+  | 'database_not_migrated'
   | 'port_unavailable';
 
 export class StartupError extends Error {

@@ -62,6 +62,15 @@
  *    1-hour FIT upload against a plain decode of the same files in this
  *    process; `PACER_BENCH_ROUNDS` rounds alternating the servers, median
  *    round. Printed in the section only.
+ * 12. Pooler (issue 23), only with DATABASE_URL and Debian's pgbouncer: a
+ *    PgBouncer of the bench's own (test/support/pgbouncer.ts) in transaction
+ *    mode (default_pool_size 10) in front of the bench database, and two API
+ *    servers (PACER_ROLE=api) on it: one direct (as deployed without a
+ *    pooler), one through PgBouncer (PACER_DB_PREPARED_STATEMENTS=false,
+ *    PACER_MIGRATE_ON_START=false, PACER_DATABASE_SESSION_URL direct).
+ *    POST /api/wellness with autocannon, PACER_BENCH_ROUNDS rounds alternating
+ *    direct and pooled, a fresh athlete per run; req/s min/median/max of each
+ *    and the ratio of the medians. Printed in the section and the JSON line.
  * Then a human-readable summary with the issue's table, then one JSON line
  * with every figure.
  *
@@ -69,7 +78,7 @@
  * PACER_BENCH_WARMUP (s, default 3), PACER_BENCH_CONNECTIONS (default 10),
  * PACER_BENCH_ONLY (comma list of sections to run among `startup`,
  * `wellness`, `oauth`, `uploads`, `webhooks`, `mcp`, `analytics`, `hotpath`,
- * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`, `cpu`; default all of them). Without `startup`
+ * `load`, `load-api`, `backfill`, `fit`, `fuel-figures`, `cpu`, `pooler`; default all of them). Without `startup`
  * and without DATABASE_URL, the server's first start initialises the
  * embedded PostgreSQL on a fresh temp data dir, as step 1 would have.
  * PACER_BENCH_UPLOAD_RUNS (sequential runs per file in step 4, default 7),
@@ -124,7 +133,7 @@ import {
   runHotpathBench,
   type HotpathBenchResult,
 } from './hotpath-bench.ts';
-import { latencyStats, type LatencyStats, round, sleep, spreadOf } from './bench-support.ts';
+import { latencyStats, type LatencyStats, round, sleep, spreadOf, type Spread } from './bench-support.ts';
 import {
   cpuLines,
   type CpuFigure,
@@ -140,6 +149,7 @@ import {
   profileGet,
   wellnessPost,
 } from './cpu-bench.ts';
+import { pgbouncerPath, startPgBouncer } from '../support/pgbouncer.ts';
 import { BENCH_REPO, ENTRY, freePort, NODE_FLAGS as PACER_NODE_FLAGS } from './bench-checkout.ts';
 import { startEntry, startNodeFlags } from '../support/process.ts';
 import {
@@ -230,6 +240,7 @@ const SECTIONS = [
   'fit',
   'fuel-figures',
   'cpu',
+  'pooler',
 ] as const;
 /** The sections measured on the throughput server of steps 2-5. */
 const THROUGHPUT_SECTIONS: readonly Section[] = ['wellness', 'oauth', 'uploads', 'webhooks'];
@@ -966,6 +977,8 @@ async function main(): Promise<void> {
   const fit = ONLY.has('fit') ? await runFitSection(log, where) : undefined;
   if (ONLY.has('fuel-figures')) await runFuelFiguresSection(log, where);
   if (ONLY.has('cpu')) await runCpuSection(log, where);
+  const pooler = ONLY.has('pooler') ? await runPoolerSection(log, where) : undefined;
+  if (pooler) log(`BENCH_POOLER_JSON ${JSON.stringify(pooler)}`);
 
   printSummary(log, {
     empty,
@@ -1537,6 +1550,98 @@ async function runFitSection(
 }
 
 /** 10. Issue 21's figures for the realistic athlete, on a server of its own (every limiter off, as step 6), then stopped. */
+interface PoolerFigures {
+  /** POST /api/wellness req/s per round, an API server straight on PostgreSQL. */
+  readonly direct: Spread;
+  /** The same through PgBouncer in transaction mode. */
+  readonly pooled: Spread;
+  /** pooled median / direct median. */
+  readonly ratio: number;
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+/** 11. `pooler`: wellness writes through PgBouncer in transaction mode beside direct, same database, same run. */
+async function runPoolerSection(
+  log: (line: string) => void,
+  where: { dataDir: string; databaseUrl: string | undefined },
+): Promise<PoolerFigures | undefined> {
+  const { databaseUrl } = where;
+  if (databaseUrl === undefined || pgbouncerPath() === undefined) {
+    log(
+      `\n[11] pooler: skipped (${databaseUrl === undefined ? 'needs DATABASE_URL: PgBouncer goes in front of that PostgreSQL' : "pgbouncer is not installed (Debian's `pgbouncer`)"})`,
+    );
+    return undefined;
+  }
+  const poolSize = 10;
+  log(
+    `\n[11] pooler: POST /api/wellness, PACER_ROLE=api, direct against PgBouncer (transaction mode, default_pool_size ${poolSize}, PACER_DB_PREPARED_STATEMENTS=false); ${HOTPATH_ROUNDS} rounds of ${DURATION_S} s after ${WARMUP_S} s warm-ups, alternating`,
+  );
+  const bouncer = await startPgBouncer({
+    port: await freePort(),
+    serverUrl: databaseUrl,
+    poolMode: 'transaction',
+    defaultPoolSize: poolSize,
+    maxClientConn: 200,
+  });
+  const servers: ServerProcess[] = [];
+  try {
+    const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+    const directPort = await freePort();
+    const pooledPort = await freePort();
+    const directEnv = { ...serverEnv({ port: directPort, ...where, logLevel: 'warn' }), PACER_ROLE: 'api' };
+    const pooledEnv = {
+      ...serverEnv({ port: pooledPort, ...where, databaseUrl: bouncer.urlFor(database), logLevel: 'warn' }),
+      PACER_ROLE: 'api',
+      PACER_DATABASE_SESSION_URL: databaseUrl,
+      PACER_DB_PREPARED_STATEMENTS: 'false',
+      PACER_MIGRATE_ON_START: 'false',
+    };
+    // The direct one first: it migrates (the database may be new); the pooled one only checks.
+    const direct = spawnServer(directEnv, directPort);
+    servers.push(direct);
+    await waitReady(direct);
+    const pooled = spawnServer(pooledEnv, pooledPort);
+    servers.push(pooled);
+    await waitReady(pooled);
+    const rps: Record<'direct' | 'pooled', number[]> = { direct: [], pooled: [] };
+    let non2xx = 0;
+    let errors = 0;
+    for (let round = 1; round <= HOTPATH_ROUNDS; round++) {
+      for (const [name, server] of [
+        ['direct', direct],
+        ['pooled', pooled],
+      ] as const) {
+        // A fresh athlete per run: every run creates its rows, none updates another run's.
+        const user = await createBenchUser(directEnv, `bench-pool-${name}`);
+        await runAutocannon(server.url, user.token, 'httpWarmup', WARMUP_S, server.pid, undefined);
+        const run = await runAutocannon(server.url, user.token, 'http', DURATION_S, server.pid, undefined);
+        non2xx += run.non2xx;
+        errors += run.errors + run.timeouts;
+        rps[name].push(run.rps);
+        log(
+          `    round ${round} ${name.padEnd(6)}: ${run.rps} req/s, p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors + run.timeouts}`,
+        );
+      }
+    }
+    const figures: PoolerFigures = {
+      direct: spreadOf(rps.direct),
+      pooled: spreadOf(rps.pooled),
+      ratio: round(spreadOf(rps.pooled).median / Math.max(1, spreadOf(rps.direct).median), 2),
+      non2xx,
+      errors,
+    };
+    const line = (spread: Spread) => `${spread.min} / ${spread.median} / ${spread.max} req/s`;
+    log(`    direct (min/median/max): ${line(figures.direct)}`);
+    log(`    PgBouncer transaction mode: ${line(figures.pooled)}`);
+    log(`    pooled/direct (medians): ${figures.ratio}; non-2xx ${non2xx}, errors ${errors}`);
+    return figures;
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+    await bouncer.stop();
+  }
+}
+
 async function runFuelFiguresSection(
   log: (line: string) => void,
   where: { dataDir: string; databaseUrl: string | undefined },

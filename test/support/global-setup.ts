@@ -7,11 +7,11 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../../server/src/config.ts';
-import { createDb, createPool } from '../../server/src/db/database.ts';
+import { createPool } from '../../server/src/db/database.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../server/src/db/embedded.ts';
 import { migrateToLatest } from '../../server/src/db/migrate.ts';
 import { createLogger } from '../../server/src/logger.ts';
-import { startBoss } from '../../server/src/queue/boss.ts';
+import { migrateQueues } from '../../server/src/queue/boss.ts';
 import { ROOT } from './process.ts';
 
 declare module 'vitest' {
@@ -60,11 +60,9 @@ export async function setup(project: TestProject): Promise<void> {
 
   const templateUrl = withDatabase(adminUrl, template);
   const pool = createPool({ connectionString: templateUrl, maxConnections: 2 });
-  const db = createDb(pool);
-  await migrateToLatest(db, logger);
-  await db.destroy();
-  const boss = await startBoss({ connectionString: templateUrl, logger, maintenance: false });
-  await boss.stop({ graceful: false, close: true });
+  await migrateToLatest(pool, logger);
+  await pool.end();
+  await migrateQueues({ connectionString: templateUrl, logger });
 
   project.provide('adminDatabaseUrl', adminUrl);
   project.provide('templateDatabase', template);

@@ -44,6 +44,19 @@ export async function cloneTemplateDatabase(): Promise<string> {
   return name;
 }
 
+/** A new database with no schema at all (named like the clones, so the run's teardown drops it too). */
+export async function createEmptyDatabase(): Promise<string> {
+  const name = `pacer_t_${inject('runId')}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  return name;
+}
+
 /**
  * Drop a test database. Connections a pool has just ended may still be open
  * for a moment (node-postgres ends its clients without waiting for them to

@@ -140,6 +140,28 @@ describe('configuration', () => {
     expect(read).not.toThrow('hunter2');
   });
 
+  it('reads the session URL and the migrate-on-start switch, defaulting to DATABASE_URL and on', () => {
+    const defaults = loadConfig({ DATABASE_URL: 'postgres://pacer@pooler:6432/pacer' });
+    expect(defaults.databaseSessionUrl).toBeUndefined();
+    expect(defaults.migrateOnStart).toBe(true);
+    const split = loadConfig({
+      DATABASE_URL: 'postgres://pacer@pooler:6432/pacer',
+      PACER_DATABASE_SESSION_URL: 'postgres://pacer@db:5432/pacer',
+      PACER_MIGRATE_ON_START: 'false',
+    });
+    expect(split.databaseSessionUrl).toBe('postgres://pacer@db:5432/pacer');
+    expect(split.migrateOnStart).toBe(false);
+  });
+
+  it('refuses PACER_DATABASE_SESSION_URL without DATABASE_URL, and never prints its password', () => {
+    expect(() => loadConfig({ PACER_DATABASE_SESSION_URL: 'postgres://pacer@db:5432/pacer' })).toThrow(
+      'PACER_DATABASE_SESSION_URL: needs DATABASE_URL',
+    );
+    const bad = 'mysql://pacer:hunter2-secret@db/pacer';
+    expect(() => loadConfig({ PACER_DATABASE_SESSION_URL: bad })).toThrow('PACER_DATABASE_SESSION_URL=');
+    expect(() => loadConfig({ PACER_DATABASE_SESSION_URL: bad })).not.toThrow('hunter2-secret');
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PACER_PORT: '' }).port).toBe(3000);
   });

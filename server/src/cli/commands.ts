@@ -7,6 +7,7 @@ import { SecretBox } from '../lib/secret-box.ts';
 import { issueDeveloperToken } from '../modules/oauth/token.service.ts';
 import { AppError } from '../errors.ts';
 import { openDatabase } from '../db/open-database.ts';
+import { migrateQueues } from '../queue/boss.ts';
 
 export interface CommandContext {
   readonly config: Config;
@@ -25,7 +26,7 @@ async function withDatabase<T>(
   context: CommandContext,
   run: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>,
 ): Promise<T> {
-  const database = await openDatabase(context.config, context.logger);
+  const database = await openDatabase(context.config, context.logger, { migrate: context.config.migrateOnStart });
   try {
     return await run(database.db);
   } finally {
@@ -37,7 +38,13 @@ const COMMANDS: Record<string, { usage: string; run: (context: CommandContext) =
   migrate: {
     usage: 'migrate',
     run: async (context) => {
-      await withDatabase(context, () => Promise.resolve());
+      // Whatever PACER_MIGRATE_ON_START says: this is the command that migrates when start does not.
+      const database = await openDatabase(context.config, context.logger, { migrate: true });
+      try {
+        await migrateQueues({ connectionString: database.sessionUrl, logger: context.logger });
+      } finally {
+        await database.close();
+      }
       context.out('database is up to date');
     },
   },

@@ -2,31 +2,107 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileMigrationProvider, Migrator, type MigrationResultSet } from 'kysely/migration';
-import type { Kysely } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type DialectAdapter, type PostgresPool } from 'kysely';
 import type { Database } from './tables.ts';
 import type { Logger } from '../logger.ts';
 import { RUNS_FROM_SOURCE } from '../lib/runs-from-source.ts';
+import { StartupError } from '../startup-error.ts';
 
 /** The migrations as this process runs them: their sources, or their build beside them (runs-from-source.ts). */
 export const MIGRATIONS_DIR = fileURLToPath(
   new URL(RUNS_FROM_SOURCE ? '../../../migrations' : '../../../migrations/dist', import.meta.url),
 );
 
+/** The advisory lock key of Pacer's migrations (any constant: `hashtext('pacer.migrations')` would do as well). */
+const MIGRATION_LOCK_KEY = 7_240_311_903_118_612_481n;
+
 /**
- * Bring the schema up to date. Kysely takes an advisory lock, so several
- * processes starting at once migrate exactly once.
+ * Kysely's PostgreSQL adapter takes the migration lock with `pg_advisory_lock`,
+ * a session lock, on a connection it then runs the migration transaction on
+ * and unlocks. Through a transaction-mode pooler (PgBouncer
+ * `pool_mode=transaction`) the lock, the transaction and the unlock may each
+ * land on a different server connection: the lock would then stay held by a
+ * pooled connection nobody owns, and block the next migration for an hour
+ * (Kysely's `lock_timeout`). Here the whole migration is one transaction that
+ * takes a transaction-scoped lock (`pg_advisory_xact_lock`) first, which
+ * PostgreSQL releases at commit or rollback, on whatever connection the
+ * transaction ran: safe through a pooler and direct alike. The migrator is
+ * handed that transaction, so its own lock calls have nothing left to do.
  */
-export async function migrateToLatest(db: Kysely<Database>, logger: Logger): Promise<void> {
-  const migrator = new Migrator({
+class TransactionLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(): Promise<void> {
+    // Held already: migrateToLatest took it as the transaction's first statement.
+  }
+  override async releaseMigrationLock(): Promise<void> {
+    // Released by PostgreSQL when the transaction ends.
+  }
+}
+
+class TransactionLockDialect extends PostgresDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionLockAdapter();
+  }
+}
+
+function migratorFor(db: Kysely<unknown>): Migrator {
+  return new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
     // The migrations' own files decide their names; only .ts ones are migrations.
     nameComparator: (a, b) => a.localeCompare(b),
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+}
+
+/**
+ * Bring the schema up to date over `pool`, in one transaction under a
+ * transaction-scoped advisory lock (see TransactionLockAdapter), so several
+ * processes starting at once migrate exactly once. When the schema is up to
+ * date this reads and writes nothing else: a process on a read-only role can
+ * run it.
+ */
+export async function migrateToLatest(pool: PostgresPool, logger: Logger): Promise<void> {
+  // A Kysely of its own over the caller's pool (not destroyed here: that would end the pool).
+  const db = new Kysely<unknown>({ dialect: new TransactionLockDialect({ pool }) });
+  let result: MigrationResultSet;
+  try {
+    result = await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(trx);
+      const outcome = await migratorFor(trx).migrateToLatest();
+      // The migrator reports a failed step instead of throwing: throw, so that no step of this run is committed.
+      if (outcome.error) throw new FailedMigration(outcome);
+      return outcome;
+    });
+  } catch (error) {
+    if (!(error instanceof FailedMigration)) throw new Error('Database migration failed', { cause: error });
+    result = error.result;
+  }
   for (const step of result.results ?? []) {
     if (step.status === 'Success') logger.info({ migration: step.migrationName }, 'migration applied');
     else logger.error({ migration: step.migrationName, status: step.status }, 'migration not applied');
   }
   if (result.error) throw new Error('Database migration failed', { cause: result.error });
+}
+
+class FailedMigration extends Error {
+  readonly result: MigrationResultSet;
+  constructor(result: MigrationResultSet) {
+    super('migration failed');
+    this.result = result;
+  }
+}
+
+/**
+ * For a process that does not migrate (`PACER_MIGRATE_ON_START=false`): fail
+ * at start, naming the fix, when the database lacks a migration this version
+ * needs, rather than at the first request that touches it. Reads only.
+ */
+export async function checkSchemaIsCurrent(db: Kysely<Database>): Promise<void> {
+  const migrations = await migratorFor(db as unknown as Kysely<unknown>).getMigrations();
+  const pending = migrations.filter((migration) => migration.executedAt === undefined);
+  if (pending.length === 0) return;
+  throw new StartupError(
+    'database_not_migrated',
+    `the database schema lacks ${pending.length} of this version's ${migrations.length} migrations (first missing: ${pending[0]?.name ?? ''}) and PACER_MIGRATE_ON_START is false`,
+    'Run `npm run pacer -- migrate` against this database, then start again',
+  );
 }

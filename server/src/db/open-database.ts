@@ -4,11 +4,14 @@ import type { Logger } from '../logger.ts';
 import { StartupError } from '../startup-error.ts';
 import { createDb, createPool, type Db } from './database.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.ts';
-import { migrateToLatest } from './migrate.ts';
+import { checkSchemaIsCurrent, migrateToLatest } from './migrate.ts';
 
 /** The database layer every command needs: connection, pool, Kysely, migrated schema. */
 export interface DatabaseRuntime {
+  /** Where the pool connects (DATABASE_URL, or the embedded database's). */
   readonly url: string;
+  /** Where connections that need a server session of their own go (PACER_DATABASE_SESSION_URL, else `url`). */
+  readonly sessionUrl: string;
   readonly pool: pg.Pool;
   readonly db: Db;
   /** Where the embedded PostgreSQL keeps its cluster and programs; undefined with DATABASE_URL. */
@@ -93,20 +96,37 @@ function connectionFailure(error: unknown, client: pg.Client): StartupError {
   return unreachable(message, 'Check DATABASE_URL and that PostgreSQL runs');
 }
 
-export async function openDatabase(config: Config, logger: Logger): Promise<DatabaseRuntime> {
+export interface OpenDatabaseOptions {
+  /**
+   * Bring the schema up to date (over the session URL) before returning;
+   * false only checks that it is, and throws a StartupError if not.
+   */
+  readonly migrate: boolean;
+}
+
+export async function openDatabase(
+  config: Config,
+  logger: Logger,
+  options: OpenDatabaseOptions = { migrate: true },
+): Promise<DatabaseRuntime> {
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
   if (url) {
     await checkConnection(url);
+    if (config.databaseSessionUrl !== undefined && config.databaseSessionUrl !== url) {
+      await checkConnection(config.databaseSessionUrl);
+    }
   } else {
     embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, logger });
     url = embedded.url;
   }
+  const sessionUrl = config.databaseSessionUrl ?? url;
   const pool = createPool({ connectionString: url, maxConnections: config.dbPoolSize });
   pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
   const db = createDb(pool, { preparedStatements: config.dbPreparedStatements });
   try {
-    await migrateToLatest(db, logger);
+    if (options.migrate) await migrateOver(sessionUrl, logger);
+    else await checkSchemaIsCurrent(db);
   } catch (error) {
     await db.destroy();
     await embedded?.stop();
@@ -114,6 +134,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   }
   return {
     url,
+    sessionUrl,
     pool,
     db,
     embedded: embedded && { clusterDir: embedded.clusterDir, binDir: embedded.binDir },
@@ -122,4 +143,19 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * Migrate on a connection of its own to `url`: the session URL, so that a
+ * long migration holds no pooled server connection and no pooler timeout
+ * cuts it (the lock itself is safe either way, db/migrate.ts).
+ */
+async function migrateOver(url: string, logger: Logger): Promise<void> {
+  const pool = createPool({ connectionString: url, maxConnections: 1, applicationName: 'pacer-migrate' });
+  pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
+  try {
+    await migrateToLatest(pool, logger);
+  } finally {
+    await pool.end();
+  }
 }

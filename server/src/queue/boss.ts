@@ -1,6 +1,10 @@
-import { fromKysely, PgBoss, type Job, type SendOptions } from 'pg-boss';
+import { fromKysely, PgBoss, type ConstructorOptions, type DatabaseOptions, type Job, type SendOptions } from 'pg-boss';
+// pg-boss's own connection handling (pool, LISTEN with heartbeat and reconnect), not part of its
+// documented API: SessionListenDb reuses it rather than writing a second LISTEN client.
+import PgBossDb from 'pg-boss/dist/db.js';
 import { preparedStatementMarker, type DbOrTrx } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
+import { StartupError } from '../startup-error.ts';
 import type { QueueDefinition } from './queue-definition.ts';
 import { ALL_QUEUES, RETIRED_QUEUES, SCHEDULES } from './queues.ts';
 
@@ -27,20 +31,93 @@ export function bindHandler<TPayload>(
 }
 
 export interface StartBossOptions {
+  /** pg-boss's pool (DATABASE_URL: through a transaction-mode pooler, if there is one). */
   readonly connectionString: string;
+  /**
+   * Where the LISTEN connection of a worker goes (PACER_DATABASE_SESSION_URL):
+   * a LISTEN lives in a server session, which a transaction-mode pooler hands
+   * to other clients between transactions. Unset: `connectionString`.
+   */
+  readonly sessionConnectionString?: string;
   readonly logger: Logger;
   /** Run maintenance and cron (worker processes); API-only processes just send. */
   readonly maintenance: boolean;
   /** pg-boss's own connections (PACER_QUEUE_POOL_SIZE; default 5). */
   readonly poolSize?: number;
+  /**
+   * Install or migrate pg-boss's schema and bring Pacer's queues up to date
+   * (writes). False: write nothing, only check that both are, and throw a
+   * `QueuesNotReady` if not.
+   */
+  readonly migrate: boolean;
+}
+
+/** The queue schema or a queue is missing and this process may not create it (PACER_MIGRATE_ON_START=false, or an API process). */
+export class QueuesNotReady extends StartupError {
+  constructor(cause: string, options?: ErrorOptions) {
+    super(
+      'database_not_migrated',
+      cause,
+      'Run `npm run pacer -- migrate` against this database (or start a worker with PACER_MIGRATE_ON_START=true), then start again',
+      options,
+    );
+  }
+}
+
+/**
+ * pg-boss's connection handling with its LISTEN connection on another URL:
+ * the pool's queries go through the pooler, the LISTEN session goes direct.
+ * pg-boss opens and closes it as its own (it checks for its `Db`'s marker).
+ */
+class SessionListenDb extends PgBossDb {
+  readonly #session: PgBossDb;
+
+  constructor(pooled: DatabaseOptions, session: DatabaseOptions) {
+    super(pooled);
+    this.#session = new PgBossDb(session);
+    this.#session.on('error', (error: unknown) => this.emit('error', error));
+  }
+
+  override async open(): Promise<void> {
+    await super.open();
+    // Opens a pool that connects only if queried; listen() makes a pg.Client of its own.
+    await this.#session.open();
+  }
+
+  override async close(): Promise<void> {
+    if (this.#session.opened) await this.#session.close();
+    await super.close();
+  }
+
+  override listen(...args: Parameters<PgBossDb['listen']>): ReturnType<PgBossDb['listen']> {
+    return this.#session.listen(...args);
+  }
+}
+
+function bossConnection(options: StartBossOptions): ConstructorOptions {
+  const pooled = {
+    connectionString: options.connectionString,
+    application_name: 'pacer-queue',
+    max: options.poolSize ?? 5,
+  };
+  const session = options.sessionConnectionString;
+  if (session === undefined || session === options.connectionString) return pooled;
+  return {
+    db: new SessionListenDb(pooled, { connectionString: session, application_name: 'pacer-queue-listen', max: 1 }),
+  };
+}
+
+/** What pg-boss's start throws when its schema is missing or older than this pg-boss (contractor.check). */
+function isSchemaNotReady(error: unknown): boolean {
+  return error instanceof Error && /pg-boss is not installed|requires migrations/.test(error.message);
 }
 
 export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
   const boss = new PgBoss({
-    connectionString: options.connectionString,
+    ...bossConnection(options),
     schema: BOSS_SCHEMA,
-    application_name: 'pacer-queue',
-    max: options.poolSize ?? 5,
+    // Off: pg-boss only checks its schema version, and runs no background migration (which writes).
+    migrate: options.migrate,
     // Wake workers the moment a job is committed instead of polling (docs/design.md §5).
     useListenNotify: options.maintenance,
     supervise: options.maintenance,
@@ -54,7 +131,25 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
   });
   boss.on('error', (error) => options.logger.error({ err: error }, 'queue error'));
   boss.on('warning', (warning) => options.logger.warn({ warning }, 'queue warning'));
-  await boss.start();
+  try {
+    await boss.start();
+    if (options.migrate) await createQueues(boss);
+    else await checkQueues(boss);
+  } catch (error) {
+    await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+    if (isSchemaNotReady(error)) {
+      throw new QueuesNotReady(
+        `the job queue's schema (pg-boss) is ${(error as Error).message.includes('not installed') ? 'not installed' : 'older than this version'}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  return boss;
+}
+
+/** Create the queues, bring their options up to date, drop retired ones: part of migrating. */
+async function createQueues(boss: PgBoss): Promise<void> {
   for (const queue of ALL_QUEUES) {
     await boss.createQueue(queue.name, queue.options);
     // A queue's policy is fixed when it is created (pg-boss refuses to change it); the rest follows the code.
@@ -63,7 +158,26 @@ export async function startBoss(options: StartBossOptions): Promise<PgBoss> {
   }
   // A no-op once gone: pg-boss ignores a queue it does not know.
   for (const name of RETIRED_QUEUES) await boss.deleteQueue(name);
-  return boss;
+}
+
+/** Every queue this version sends to exists: read only, for a process that does not migrate. */
+async function checkQueues(boss: PgBoss): Promise<void> {
+  const names = ALL_QUEUES.map((queue) => queue.name);
+  const found = new Set((await boss.getQueues(names)).map((queue) => queue.name));
+  const missing = names.filter((name) => !found.has(name));
+  if (missing.length > 0) throw new QueuesNotReady(`the job queue ${missing.join(', ')} does not exist`);
+}
+
+/**
+ * The queue part of `migrate`: install or migrate pg-boss's schema and create
+ * the queues, with a pg-boss instance that does nothing else and stops.
+ */
+export async function migrateQueues(options: {
+  readonly connectionString: string;
+  readonly logger: Logger;
+}): Promise<void> {
+  const boss = await startBoss({ ...options, maintenance: false, poolSize: 1, migrate: true });
+  await boss.stop({ graceful: false, close: true });
 }
 
 export async function installSchedules(boss: PgBoss): Promise<void> {
