@@ -61,7 +61,8 @@ export async function setup(project: TestProject): Promise<void> {
   const templateUrl = withDatabase(adminUrl, template);
   const pool = createPool({ connectionString: templateUrl, maxConnections: 2 });
   const db = createDb(pool);
-  await migrateToLatest(db, logger);
+  // PACER_PARTITIONS=8 npx vitest …: every test file's database has the large user tables partitioned.
+  await migrateToLatest(db, logger, { partitions: config.partitions });
   await db.destroy();
   const boss = await startBoss({ connectionString: templateUrl, logger, maintenance: false });
   await boss.stop({ graceful: false, close: true });

@@ -106,7 +106,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
   const db = createDb(pool, { preparedStatements: config.dbPreparedStatements });
   try {
-    await migrateToLatest(db, logger);
+    await migrateToLatest(db, logger, { partitions: config.partitions });
   } catch (error) {
     await db.destroy();
     await embedded?.stop();

@@ -38,16 +38,17 @@ export async function upsertNutritionLog(
   return { log: stored, created };
 }
 
+/** The log's items become `items`: they take the log's user and id. */
 export async function replaceNutritionItems(
   db: DbOrTrx,
-  logId: string,
-  items: readonly Omit<Insertable<NutritionItemsTable>, 'logId'>[],
+  log: Pick<NutritionLogRow, 'userId' | 'id'>,
+  items: readonly Omit<Insertable<NutritionItemsTable>, 'logId' | 'userId'>[],
 ): Promise<NutritionItemRow[]> {
-  await db.deleteFrom('nutritionItems').where('logId', '=', logId).execute();
+  await db.deleteFrom('nutritionItems').where('userId', '=', log.userId).where('logId', '=', log.id).execute();
   if (items.length === 0) return [];
   return db
     .insertInto('nutritionItems')
-    .values(items.map((item) => ({ ...item, logId })))
+    .values(items.map((item) => ({ ...item, userId: log.userId, logId: log.id })))
     .returningAll()
     .execute();
 }
@@ -76,6 +77,7 @@ export async function findNutritionLogs(
   const items = await db
     .selectFrom('nutritionItems')
     .selectAll()
+    .where('userId', '=', userId)
     .where(
       'logId',
       'in',

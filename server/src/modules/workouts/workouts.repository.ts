@@ -175,7 +175,7 @@ export async function cacheWorkoutStreams(
         .where('id', '=', streams.workoutId)
         .where('userId', '=', streams.userId),
     )
-    .onConflict((oc) => oc.column('workoutId').doNothing())
+    .onConflict((oc) => oc.columns(['userId', 'workoutId']).doNothing())
     .execute();
 }
 
@@ -221,7 +221,9 @@ export async function findWorkoutFile(
 ): Promise<{ bytes: Buffer; name: string; fileName: string | null; fileSha256: string } | undefined> {
   return db
     .selectFrom('workoutFiles')
-    .innerJoin('workouts', 'workouts.id', 'workoutFiles.workoutId')
+    .innerJoin('workouts', (join) =>
+      join.onRef('workouts.userId', '=', 'workoutFiles.userId').onRef('workouts.id', '=', 'workoutFiles.workoutId'),
+    )
     .select(['workoutFiles.bytes', 'workouts.name', 'workouts.fileName', 'workouts.fileSha256'])
     .where('workoutFiles.userId', '=', userId)
     .where('workoutFiles.workoutId', '=', id)
@@ -237,7 +239,11 @@ export async function findWorkoutStreams(
   return (
     db
       .selectFrom('workouts')
-      .leftJoin('workoutStreams', 'workoutStreams.workoutId', 'workouts.id')
+      .leftJoin('workoutStreams', (join) =>
+        join
+          .onRef('workoutStreams.userId', '=', 'workouts.userId')
+          .onRef('workoutStreams.workoutId', '=', 'workouts.id'),
+      )
       // As text: the service parses it once.
       .select([
         'workouts.startTime',
