@@ -1,6 +1,7 @@
 import { inDatePage } from '../../db/date-page.ts';
 import { sql, type Insertable } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
+import { UPSERT_INSERTED, UPSERT_UPDATED_AT } from '../../db/upsert.ts';
 import type { NutritionItemRow, NutritionItemsTable, NutritionLogRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
 
@@ -28,11 +29,11 @@ export async function upsertNutritionLog(
     .onConflict((oc) =>
       oc.columns(['userId', 'date', 'source']).doUpdateSet({
         rawJson: sql`coalesce(excluded.raw_json, nutrition_logs.raw_json)`,
-        updatedAt: sql`now()`,
+        updatedAt: UPSERT_UPDATED_AT,
       }),
     )
     .returningAll()
-    .returning(sql<boolean>`(xmax = 0)`.as('created'))
+    .returning(UPSERT_INSERTED.as('created'))
     .executeTakeFirstOrThrow();
   const { created, ...stored } = result;
   return { log: stored, created };
