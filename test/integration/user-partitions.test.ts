@@ -79,7 +79,7 @@ async function migrateTo(db: Db, name: string): Promise<void> {
     nameComparator: (a, b) => a.localeCompare(b),
   });
   const { error } = await migrator.migrateTo(name);
-  if (error) throw error;
+  if (error !== undefined) throw new Error(`migration to ${name} failed`, { cause: error });
 }
 
 const hex64 = () => randomBytes(32).toString('hex');
@@ -295,6 +295,21 @@ describe('PACER_PARTITIONS on a new database', () => {
     expect(await deleteWorkout(db, user.id, mine.id)).toBe('2026-11-01');
     const { rows: files } = await sql<{ userId: string }>`select user_id from workout_files`.execute(db);
     expect(files).toEqual([{ userId: other.id }]);
+  });
+});
+
+describe('PACER_PARTITIONS on a database migrated without it', () => {
+  it('leaves the tables as they are and says the setting is ignored', async () => {
+    const db = await emptyDatabase();
+    await migrateToLatest(db, logger);
+    const lines: { msg: string; requested: number; actual: number }[] = [];
+    const destination = { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) };
+    await migrateToLatest(db, createLogger('warn', destination), { partitions: 8 });
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_partitioned_table`.execute(db);
+    expect(rows[0]?.n).toBe(0);
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: expect.stringMatching(/PACER_PARTITIONS is ignored/), requested: 8, actual: 0 }),
+    ]);
   });
 });
 

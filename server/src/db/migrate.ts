@@ -46,16 +46,14 @@ export async function migrateToLatest(
     await db.transaction().execute(async (trx) => {
       await sql`select set_config('pacer.partitions', ${String(options.partitions ?? 0)}, true)`.execute(trx);
       result = await migratorOf(trx).migrateToLatest();
-      if (result.error) throw result.error;
+      if (result.error !== undefined) throw new Error('Database migration failed', { cause: result.error });
     });
-  } catch (error) {
-    if (result.error === undefined) throw error;
+  } finally {
+    for (const step of result.results ?? []) {
+      if (step.status === 'Success') logger.info({ migration: step.migrationName }, 'migration applied');
+      else logger.error({ migration: step.migrationName, status: step.status }, 'migration not applied');
+    }
   }
-  for (const step of result.results ?? []) {
-    if (step.status === 'Success') logger.info({ migration: step.migrationName }, 'migration applied');
-    else logger.error({ migration: step.migrationName, status: step.status }, 'migration not applied');
-  }
-  if (result.error) throw new Error('Database migration failed', { cause: result.error });
   await warnOfIgnoredPartitions(db, logger, options.partitions ?? 0);
 }
 
