@@ -300,6 +300,30 @@ describe('PACER_PARTITIONS on a new database', () => {
   });
 });
 
+describe('migrating one new database from several processes at once', () => {
+  it('migrates it exactly once: the others wait, then find nothing to do', async () => {
+    const database = await createTestDatabase();
+    const dbs = Array.from({ length: 3 }, () =>
+      createDb(createPool({ connectionString: databaseUrlFor(database), maxConnections: 2 })),
+    );
+    const applied: string[] = [];
+    const destination = {
+      write: (line: string) => {
+        const entry = JSON.parse(line) as { msg: string; migration?: string };
+        if (entry.msg === 'migration applied' && entry.migration) applied.push(entry.migration);
+      },
+    };
+    try {
+      await Promise.all(dbs.map((db) => migrateToLatest(db, createLogger('info', destination), { partitions: 4 })));
+    } finally {
+      for (const db of dbs) await db.destroy();
+      await dropDatabase(database);
+    }
+    const files = (await fs.readdir(MIGRATIONS_DIR)).filter((file) => /^\d{8}T\d{4}_.*\.ts$/.test(file));
+    expect(applied.sort()).toEqual(files.map((file) => file.replace(/\.ts$/, '')).sort());
+  });
+});
+
 describe('PACER_PARTITIONS on a database migrated without it', () => {
   it('leaves the tables as they are and says the setting is ignored', async () => {
     const db = await emptyDatabase();

@@ -31,8 +31,11 @@ function migratorOf(db: Kysely<Database>): Migrator {
 }
 
 /**
- * Bring the schema up to date, in one transaction. Kysely takes an advisory
- * lock, so several processes starting at once migrate exactly once.
+ * Bring the schema up to date, in one transaction. Several processes starting
+ * at once migrate exactly once: each waits on a transaction-scoped advisory
+ * lock, held until its transaction has committed, so the next one sees the
+ * migrations done. (Kysely's own lock, taken inside the transaction it is
+ * given, would be released before that transaction commits.)
  */
 export async function migrateToLatest(
   db: Kysely<Database>,
@@ -44,6 +47,7 @@ export async function migrateToLatest(
   let result: MigrationResultSet = {};
   try {
     await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtextextended('pacer:migrate', 0))`.execute(trx);
       await sql`select set_config('pacer.partitions', ${String(options.partitions ?? 0)}, true)`.execute(trx);
       result = await migratorOf(trx).migrateToLatest();
       if (result.error !== undefined) throw new Error('Database migration failed', { cause: result.error });
