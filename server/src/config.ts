@@ -152,6 +152,14 @@ const EnvSchema = z.object({
   PACER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
   PACER_DB_PREPARED_STATEMENTS: flag(true),
   PACER_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(5),
+  // 0 or 2..256; 1 would be one partition holding every row, only the overhead.
+  PACER_PARTITIONS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(256)
+    .refine((count) => count !== 1, { error: 'must be 0 (no partitions) or from 2 to 256' })
+    .default(0),
   // How often a worker looks for change records to recompute derived data from (modules/derived/derived-drainer.ts).
   PACER_DERIVED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   PACER_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -242,6 +250,14 @@ export interface Config {
    */
   readonly dbPreparedStatements: boolean;
   readonly queuePoolSize: number;
+  /**
+   * Hash partitions for the large user tables (wellness, nutrition, workouts
+   * with files and streams, planned workouts, webhook deliveries), made by the
+   * migration that creates them (20261128T0101_user_partitions.ts); 0: plain
+   * tables. Counts only when that migration runs: on a new database, or at
+   * the upgrade that brings it.
+   */
+  readonly partitions: number;
   /**
    * Interval of the derived-data drainer's poll: also the window in which a
    * burst of one user's writes coalesces into one recompute.
@@ -433,6 +449,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: e.PACER_DB_POOL_SIZE,
     dbPreparedStatements: e.PACER_DB_PREPARED_STATEMENTS,
     queuePoolSize: e.PACER_QUEUE_POOL_SIZE,
+    partitions: e.PACER_PARTITIONS,
     derivedPollMs: e.PACER_DERIVED_POLL_MS,
     databaseUrl: e.DATABASE_URL,
     databaseSessionUrl: e.PACER_DATABASE_SESSION_URL,

@@ -60,7 +60,8 @@ export async function setup(project: TestProject): Promise<void> {
 
   const templateUrl = withDatabase(adminUrl, template);
   const pool = createPool({ connectionString: templateUrl, maxConnections: 2 });
-  await migrateToLatest(pool, logger);
+  // PACER_PARTITIONS=8 npx vitest …: every test file's database has the large user tables partitioned.
+  await migrateToLatest(pool, logger, { partitions: config.partitions });
   await pool.end();
   await migrateQueues({ connectionString: templateUrl, logger });
 

@@ -33,11 +33,19 @@ export function databaseUrlFor(database: string): string {
 
 /** A fresh database cloned from the migrated template: isolation by database, not by rollback. */
 export async function cloneTemplateDatabase(): Promise<string> {
+  return createTestDatabase(inject('templateDatabase'));
+}
+
+/**
+ * A database of this run (the run's teardown drops what a test left): a copy
+ * of `template`, or without one an empty database that nothing has migrated.
+ */
+export async function createTestDatabase(template?: string): Promise<string> {
   const name = `pacer_t_${inject('runId')}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${inject('templateDatabase')}"`);
+    await admin.query(`CREATE DATABASE "${name}"${template === undefined ? '' : ` TEMPLATE "${template}"`}`);
   } finally {
     await admin.end();
   }

@@ -47,6 +47,15 @@ describe('configuration', () => {
     ).toMatchObject({ maxQueuedBytes: 1_048_576 });
   });
 
+  it('takes PACER_PARTITIONS as 0 (plain tables, the default) or 2 to 256 hash partitions, and refuses any other value', () => {
+    expect(loadConfig({}).partitions).toBe(0);
+    expect(loadConfig({ PACER_PARTITIONS: '8' }).partitions).toBe(8);
+    expect(loadConfig({ PACER_PARTITIONS: '256' }).partitions).toBe(256);
+    for (const refused of ['1', '257', '-2', '2.5', 'eight']) {
+      expect(() => loadConfig({ PACER_PARTITIONS: refused })).toThrow(new RegExp(`PACER_PARTITIONS="${refused}"`));
+    }
+  });
+
   it('takes PACER_FIT_DECODE_WORKERS decoder workers, by default one per CPU but one and at most 2', () => {
     const cpus = os.availableParallelism();
     expect(loadConfig({}).fitDecoding.workers).toBe(Math.min(2, Math.max(1, cpus - 1)));

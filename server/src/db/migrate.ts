@@ -13,6 +13,15 @@ export const MIGRATIONS_DIR = fileURLToPath(
   new URL(RUNS_FROM_SOURCE ? '../../../migrations' : '../../../migrations/dist', import.meta.url),
 );
 
+export interface MigrateOptions {
+  /**
+   * PACER_PARTITIONS: hash partitions for the large user tables, read by the
+   * migration that creates them (20261128T0101_user_partitions.ts) through the
+   * transaction-local setting `pacer.partitions`; 0 leaves them plain.
+   */
+  readonly partitions?: number;
+}
+
 /** The advisory lock key of Pacer's migrations (any constant: `hashtext('pacer.migrations')` would do as well). */
 const MIGRATION_LOCK_KEY = 7_240_311_903_118_612_481n;
 
@@ -58,15 +67,17 @@ function migratorFor(db: Kysely<unknown>): Migrator {
  * transaction-scoped advisory lock (see TransactionLockAdapter), so several
  * processes starting at once migrate exactly once. When the schema is up to
  * date this reads and writes nothing else: a process on a read-only role can
- * run it.
+ * run it. `options.partitions`: see MigrateOptions.
  */
-export async function migrateToLatest(pool: PostgresPool, logger: Logger): Promise<void> {
+export async function migrateToLatest(pool: PostgresPool, logger: Logger, options: MigrateOptions = {}): Promise<void> {
   // A Kysely of its own over the caller's pool (not destroyed here: that would end the pool).
   const db = new Kysely<unknown>({ dialect: new TransactionLockDialect({ pool }) });
   let result: MigrationResultSet;
   try {
     result = await db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(trx);
+      // Read by the partitioning migration (20261128T0101_user_partitions.ts); local to this transaction.
+      await sql`select set_config('pacer.partitions', ${String(options.partitions ?? 0)}, true)`.execute(trx);
       const outcome = await migratorFor(trx).migrateToLatest();
       // The migrator reports a failed step instead of throwing: throw, so that no step of this run is committed.
       if (outcome.error) throw new FailedMigration(outcome);
@@ -81,6 +92,24 @@ export async function migrateToLatest(pool: PostgresPool, logger: Logger): Promi
     else logger.error({ migration: step.migrationName, status: step.status }, 'migration not applied');
   }
   if (result.error) throw new Error('Database migration failed', { cause: result.error });
+  await warnOfIgnoredPartitions(db, logger, options.partitions ?? 0);
+}
+
+/**
+ * PACER_PARTITIONS counts only when the partitioning migration runs: set
+ * later, or changed, it does nothing, and the operator is told so.
+ */
+async function warnOfIgnoredPartitions(db: Kysely<unknown>, logger: Logger, requested: number): Promise<void> {
+  if (requested === 0) return;
+  const { rows } = await sql<{ partitions: number }>`
+    select count(*)::int as partitions from pg_inherits where inhparent = to_regclass('workouts')`.execute(db);
+  const actual = rows[0]?.partitions ?? 0;
+  if (actual !== requested) {
+    logger.warn(
+      { requested, actual },
+      'PACER_PARTITIONS is ignored: the tables were made when the database was migrated first, with another count',
+    );
+  }
 }
 
 class FailedMigration extends Error {

@@ -125,7 +125,7 @@ export async function openDatabase(
   pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
   const db = createDb(pool, { preparedStatements: config.dbPreparedStatements });
   try {
-    if (options.migrate) await migrateOver(sessionUrl, logger);
+    if (options.migrate) await migrateOver(sessionUrl, logger, config.partitions);
     else await checkSchemaIsCurrent(db);
   } catch (error) {
     await db.destroy();
@@ -150,11 +150,11 @@ export async function openDatabase(
  * long migration holds no pooled server connection and no pooler timeout
  * cuts it (the lock itself is safe either way, db/migrate.ts).
  */
-async function migrateOver(url: string, logger: Logger): Promise<void> {
+async function migrateOver(url: string, logger: Logger, partitions: number): Promise<void> {
   const pool = createPool({ connectionString: url, maxConnections: 1, applicationName: 'pacer-migrate' });
   pool.on('error', (error) => logger.error({ err: error }, 'idle database connection failed'));
   try {
-    await migrateToLatest(pool, logger);
+    await migrateToLatest(pool, logger, { partitions });
   } finally {
     await pool.end();
   }

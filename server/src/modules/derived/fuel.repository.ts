@@ -72,7 +72,15 @@ export async function listLoggedFoodDates(db: DbOrTrx, userId: string, from: str
     .where('l.userId', '=', userId)
     .where('l.date', '>=', from)
     .where('l.date', '<=', to)
-    .where((eb) => eb.exists(eb.selectFrom('nutritionItems as i').select('i.id').whereRef('i.logId', '=', 'l.id')))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('nutritionItems as i')
+          .select('i.id')
+          .whereRef('i.userId', '=', 'l.userId')
+          .whereRef('i.logId', '=', 'l.id'),
+      ),
+    )
     .execute();
   return rows.map((row) => row.date);
 }

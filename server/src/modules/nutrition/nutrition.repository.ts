@@ -1,6 +1,7 @@
 import { inDatePage } from '../../db/date-page.ts';
 import { sql, type Insertable } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
+import { UPSERT_INSERTED, UPSERT_UPDATED_AT } from '../../db/upsert.ts';
 import type { NutritionItemRow, NutritionItemsTable, NutritionLogRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
 
@@ -28,26 +29,27 @@ export async function upsertNutritionLog(
     .onConflict((oc) =>
       oc.columns(['userId', 'date', 'source']).doUpdateSet({
         rawJson: sql`coalesce(excluded.raw_json, nutrition_logs.raw_json)`,
-        updatedAt: sql`now()`,
+        updatedAt: UPSERT_UPDATED_AT,
       }),
     )
     .returningAll()
-    .returning(sql<boolean>`(xmax = 0)`.as('created'))
+    .returning(UPSERT_INSERTED.as('created'))
     .executeTakeFirstOrThrow();
   const { created, ...stored } = result;
   return { log: stored, created };
 }
 
+/** The log's items become `items`: they take the log's user and id. */
 export async function replaceNutritionItems(
   db: DbOrTrx,
-  logId: string,
-  items: readonly Omit<Insertable<NutritionItemsTable>, 'logId'>[],
+  log: Pick<NutritionLogRow, 'userId' | 'id'>,
+  items: readonly Omit<Insertable<NutritionItemsTable>, 'logId' | 'userId'>[],
 ): Promise<NutritionItemRow[]> {
-  await db.deleteFrom('nutritionItems').where('logId', '=', logId).execute();
+  await db.deleteFrom('nutritionItems').where('userId', '=', log.userId).where('logId', '=', log.id).execute();
   if (items.length === 0) return [];
   return db
     .insertInto('nutritionItems')
-    .values(items.map((item) => ({ ...item, logId })))
+    .values(items.map((item) => ({ ...item, userId: log.userId, logId: log.id })))
     .returningAll()
     .execute();
 }
@@ -76,6 +78,7 @@ export async function findNutritionLogs(
   const items = await db
     .selectFrom('nutritionItems')
     .selectAll()
+    .where('userId', '=', userId)
     .where(
       'logId',
       'in',

@@ -50,9 +50,8 @@ export async function upsertNutritionDay(
     });
     const items = await replaceNutritionItems(
       trx,
-      log.id,
+      log,
       input.items.map((item, position) => ({
-        userId: actor.userId,
         position,
         name: item.name,
         carbs: item.carbs ?? null,

@@ -23,7 +23,7 @@ export async function insertReport(db: DbOrTrx, report: ReportInsert): Promise<v
   await db
     .insertInto('reports')
     .values({ ...report, data: JSON.stringify(report.data) })
-    .onConflict((oc) => oc.column('id').doNothing())
+    .onConflict((oc) => oc.columns(['userId', 'id']).doNothing())
     .execute();
 }
 

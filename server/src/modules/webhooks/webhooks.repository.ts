@@ -145,13 +145,13 @@ export async function trimRejectedDeliveries(
 ): Promise<number> {
   const { rows } = await sql<{ deleted: string }>`
     with kept as (
-      select id, sum(pg_column_size(body) + pg_column_size(headers) + pg_column_size(query))
+      select client_id, id, sum(pg_column_size(body) + pg_column_size(headers) + pg_column_size(query))
         over (order by received_at desc, id desc) as running
       from webhook_deliveries
       where client_id = ${options.clientId} and state = 'rejected'),
     gone as (
       delete from webhook_deliveries d using kept
-      where d.id = kept.id and kept.running > ${options.capBytes} and d.id <> ${options.keepId}
+      where d.client_id = kept.client_id and d.id = kept.id and kept.running > ${options.capBytes} and d.id <> ${options.keepId}
       returning 1)
     select count(*) as deleted from gone`.execute(db);
   return Number(rows[0]?.deleted ?? 0);

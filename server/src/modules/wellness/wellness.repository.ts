@@ -2,6 +2,7 @@ import { inDatePage } from '../../db/date-page.ts';
 import { CompiledQuery, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
+import { UPSERT_INSERTED, UPSERT_UPDATED_AT } from '../../db/upsert.ts';
 import { changeRecordsOf, type DerivedChangeKind } from '../changes/changes.repository.ts';
 import type { WellnessRow } from '../../db/tables.ts';
 import type { DatePage } from '../../lib/date-range.ts';
@@ -37,9 +38,9 @@ const RETURNED = sql.join(
  * One statement, so concurrent writers never lose each other's fields:
  * `ON CONFLICT DO UPDATE` sets only the columns this caller sent (the
  * `sent` parameter names them), on the row as it is when the update takes
- * its lock. `xmax = 0` is true only for the row version this statement
- * inserted. The same statement appends the day's change record (a CTE), so
- * the day and its record commit together in one round trip, in the caller's
+ * its lock; db/upsert.ts tells whether it inserted the row. The same
+ * statement appends the day's change record (a CTE), so the day and its
+ * record commit together in one round trip, in the caller's
  * transaction or on their own. Its text is the same whatever was sent, so it
  * is compiled once and runs as a named prepared statement.
  */
@@ -48,7 +49,7 @@ function upsertText(db: DbOrTrx): string {
     values ($1, $2, ${sql.join(WELLNESS_FIELDS.map((_, index) => param(FIELD_PARAMS_FROM + index)))},
       coalesce(${param(RAW_JSON_PARAM)}::jsonb, '{}'::jsonb))
     on conflict (user_id, date) do update set
-      updated_at = now(),
+      updated_at = ${UPSERT_UPDATED_AT},
       ${sql.join(
         WELLNESS_FIELDS.map(
           (field) =>
@@ -58,7 +59,7 @@ function upsertText(db: DbOrTrx): string {
       )},
       raw_json = case when ${param(RAW_JSON_PARAM)}::jsonb is null then wellness.raw_json
         else wellness.raw_json || excluded.raw_json end
-    returning ${RETURNED}, (xmax = 0) as created`;
+    returning ${RETURNED}, ${UPSERT_INSERTED} as created`;
   // A day that sent a weight (or cleared one) changed the body mass the fuel model reads, too.
   const kind = sql<DerivedChangeKind>`case when 'weight' = any(${param(SENT_PARAM)}::text[]) then 'body_mass' else 'wellness' end`;
   const day = sql<{ userId: string; fromDate: string }>`select "userId" as user_id, date as from_date from written`;

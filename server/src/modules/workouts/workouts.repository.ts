@@ -1,6 +1,7 @@
 import { type Expression, type Insertable, type RawBuilder, sql } from 'kysely';
 import { type DbOrTrx, preparedStatement } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
+import { UPSERT_INSERTED, UPSERT_UPDATED_AT } from '../../db/upsert.ts';
 import { changeRecordsOf } from '../changes/changes.repository.ts';
 
 /** A workout row with the id of another workout that looks like the same activity. */
@@ -61,8 +62,8 @@ function relabelled<T>(sent: boolean, excluded: Expression<T>, stored: Expressio
 /**
  * Insert, or on the (user, file hash) key update only what a re-upload
  * changes, in one statement: concurrent identical uploads serialise on the
- * unique index and exactly one of them creates the row. `xmax = 0` is true
- * only for the row version this statement inserted. What a re-upload sent is
+ * unique index and exactly one of them creates the row (db/upsert.ts tells
+ * which). What a re-upload sent is
  * a value, not a different text: for rows with the same columns the text is
  * the same, so it can run as a prepared statement.
  */
@@ -72,7 +73,7 @@ function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRel
     .values(row)
     .onConflict((oc) =>
       oc.columns(['userId', 'fileSha256']).doUpdateSet((eb) => ({
-        updatedAt: sql`now()`,
+        updatedAt: UPSERT_UPDATED_AT,
         name: relabelled(relabel.name !== undefined, eb.ref('excluded.name'), eb.ref('workouts.name')),
         metadata: relabelled(relabel.metadata !== undefined, eb.ref('excluded.metadata'), eb.ref('workouts.metadata')),
       })),
@@ -87,7 +88,7 @@ export async function upsertWorkout(
 ): Promise<{ id: string; created: boolean }> {
   return upsertWorkoutQuery(db, row, relabel)
     .returning('id')
-    .returning(sql<boolean>`(xmax = 0)`.as('created'))
+    .returning(UPSERT_INSERTED.as('created'))
     .executeTakeFirstOrThrow();
 }
 
@@ -107,9 +108,7 @@ export async function upsertWorkoutWithFile(
 ): Promise<{ workout: WorkoutWithDuplicate; created: boolean }> {
   const { created, ...workout } = await db
     .with('upserted', () =>
-      upsertWorkoutQuery(db, row, relabel)
-        .returningAll()
-        .returning(sql<boolean>`(xmax = 0)`.as('created')),
+      upsertWorkoutQuery(db, row, relabel).returningAll().returning(UPSERT_INSERTED.as('created')),
     )
     .with('file', (qb) =>
       qb
@@ -175,7 +174,7 @@ export async function cacheWorkoutStreams(
         .where('id', '=', streams.workoutId)
         .where('userId', '=', streams.userId),
     )
-    .onConflict((oc) => oc.column('workoutId').doNothing())
+    .onConflict((oc) => oc.columns(['userId', 'workoutId']).doNothing())
     .execute();
 }
 
@@ -221,7 +220,9 @@ export async function findWorkoutFile(
 ): Promise<{ bytes: Buffer; name: string; fileName: string | null; fileSha256: string } | undefined> {
   return db
     .selectFrom('workoutFiles')
-    .innerJoin('workouts', 'workouts.id', 'workoutFiles.workoutId')
+    .innerJoin('workouts', (join) =>
+      join.onRef('workouts.userId', '=', 'workoutFiles.userId').onRef('workouts.id', '=', 'workoutFiles.workoutId'),
+    )
     .select(['workoutFiles.bytes', 'workouts.name', 'workouts.fileName', 'workouts.fileSha256'])
     .where('workoutFiles.userId', '=', userId)
     .where('workoutFiles.workoutId', '=', id)
@@ -237,7 +238,11 @@ export async function findWorkoutStreams(
   return (
     db
       .selectFrom('workouts')
-      .leftJoin('workoutStreams', 'workoutStreams.workoutId', 'workouts.id')
+      .leftJoin('workoutStreams', (join) =>
+        join
+          .onRef('workoutStreams.userId', '=', 'workouts.userId')
+          .onRef('workoutStreams.workoutId', '=', 'workouts.id'),
+      )
       // As text: the service parses it once.
       .select([
         'workouts.startTime',
