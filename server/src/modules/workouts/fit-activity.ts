@@ -98,7 +98,7 @@ export interface FitDecodeOptions {
 /** FIT positions are semicircles: 2^31 of them make 180 degrees (FIT SDK, "position" fields). */
 const DEGREES_PER_SEMICIRCLE = 180 / 2 ** 31;
 /** Slower than this (1.8 km/h) is standing still. */
-const MOVING_SPEED_MPS = 0.5;
+export const MOVING_SPEED_MPS = 0.5;
 /** Altitude changes smaller than this are noise, not climbing. */
 const ASCENT_DEAD_BAND_METERS = 1;
 /** 1989-12-31T00:00:00Z, the FIT epoch. */
@@ -113,7 +113,7 @@ type Message = Record<string, unknown>;
  * has no value. A 10-hour file has 36 000 records; columns keep the summary
  * and laps free of per-sample objects.
  */
-interface Columns {
+export interface Columns {
   readonly length: number;
   /** Seconds since the start of the activity, ascending. */
   readonly t: Float64Array;
@@ -126,8 +126,8 @@ interface Columns {
   readonly latitude: Float64Array;
   readonly longitude: Float64Array;
 }
-type ChannelName = Exclude<keyof Columns, 'length' | 't'>;
-const COLUMN_NAMES: readonly ChannelName[] = STREAM_CHANNELS;
+export type ChannelName = Exclude<keyof Columns, 'length' | 't'>;
+export const COLUMN_NAMES: readonly ChannelName[] = STREAM_CHANNELS;
 
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 const date = (value: unknown): Date | null => (value instanceof Date && !Number.isNaN(value.getTime()) ? value : null);
@@ -164,7 +164,7 @@ function lastOf(values: ArrayLike<number>, from: number, to: number): number | n
 }
 
 /** First index whose time is at or after `t` (times ascending). */
-function lowerBound(times: Float64Array, t: number): number {
+export function lowerBound(times: Float64Array, t: number): number {
   let low = 0;
   let high = times.length;
   while (low < high) {
@@ -406,7 +406,7 @@ function toColumns(records: readonly Message[], start: Date): Columns {
 }
 
 /** FIT records are written in time order; a stable sort repairs files that are not. */
-function inTimeOrder(columns: Columns): Columns {
+export function inTimeOrder(columns: Columns): Columns {
   const { t } = columns;
   let sorted = true;
   for (let i = 1; i < columns.length && sorted; i += 1) sorted = (t[i] as number) >= (t[i - 1] as number);
@@ -441,7 +441,7 @@ function sumSessions(sessions: readonly Message[]): Message {
  * A session's or lap's summary over the records `[from, to)`: the message's
  * own totals when present, else derived from the records.
  */
-function summarize(mesg: Message, columns: Columns, from: number, to: number): ActivitySummary {
+export function summarize(mesg: Message, columns: Columns, from: number, to: number): ActivitySummary {
   const power = perSecond(columns.t, columns.power, from, to);
   const recordedSpan = to > from ? (columns.t[to - 1] as number) - (columns.t[from] as number) + 1 : null;
   // FIT `distance` counts from the start of the activity: a lap's is the rise over it.
@@ -539,7 +539,7 @@ function deviceOf(fileId: Message | undefined, deviceInfos: readonly Message[]):
   };
 }
 
-function toStreams(columns: Columns): ActivityStreams {
+export function toStreams(columns: Columns): ActivityStreams {
   const column = (name: ChannelName, decimals: number | null): (number | null)[] | null => {
     const values = columns[name];
     if (!hasAny(values, 0, columns.length)) return null;

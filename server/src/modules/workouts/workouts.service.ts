@@ -5,7 +5,8 @@ import { resolveDatePage } from '../../lib/date-range.ts';
 import { localDateOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
 import type { Actor } from '../../lib/actor.ts';
-import type { DecodedActivity, FitRefusal } from './fit-activity.ts';
+import type { DecodedActivity } from './fit-activity.ts';
+import type { AcceptedFormats, ActivityFormat, ActivityRefusal } from './activity-file.ts';
 import type { DecodeTicket, FitDecodeQueue } from './fit-decode-queue.ts';
 import { FitDecodeTimeoutError, FitDecoderError } from './fit-decoder.pool.ts';
 import { trainingStressScore } from './power-metrics.ts';
@@ -27,10 +28,11 @@ import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage, type KeysetPage }
 import { inTransaction } from '../../db/transaction.ts';
 import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 
-/** A FIT upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
+/** An activity file upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
 export interface FitUpload {
+  /** The file, decompressed when it was sent gzip-compressed. */
   readonly bytes: Buffer;
-  /** SHA-256 of `bytes`, lowercase hex, computed while the body streamed in. */
+  /** SHA-256 of `bytes` (the decompressed file), lowercase hex, computed while the body streamed in. */
   readonly sha256: string;
   readonly fileName: string | null;
   /** Absent when the form did not send a (non-empty) `name`. */
@@ -79,18 +81,21 @@ function relabelOf(upload: FitUpload): WorkoutRelabel {
 }
 
 /**
- * Upload a FIT file (docs/design.md §3 "Sync resources"): an upsert keyed on
- * (user, SHA-256 of the bytes). Bytes seen before only relabel their workout
- * (200) without decoding again; new bytes are decoded in the worker pool and
- * stored with the original file and their change record in one statement
- * (201). A file the decoder refuses is a 422 and nothing is stored. The streams are decoded on their
- * first read (see `getWorkoutStreams`), which keeps uploads (and bulk
- * imports) fast and stores nothing for workouts nobody charts.
+ * Upload an activity file (docs/design.md §3 "Sync resources"): an upsert
+ * keyed on (user, SHA-256 of the decompressed bytes). Bytes seen before only
+ * relabel their workout (200) without decoding again; new bytes are decoded
+ * in the worker pool (FIT only with `accept` `fit`, else FIT, TCX or GPX,
+ * told by the content) and stored with the original file and their change
+ * record in one statement (201). A file the decoder refuses is a 422 and
+ * nothing is stored. The streams are decoded on their first read (see
+ * `getWorkoutStreams`), which keeps uploads (and bulk imports) fast and
+ * stores nothing for workouts nobody charts.
  */
-export async function uploadFitWorkout(
+export async function uploadWorkoutFile(
   deps: WorkoutsDeps,
   actor: Actor,
   upload: FitUpload,
+  accept: AcceptedFormats,
 ): Promise<WorkoutUploadResult> {
   const relabel = relabelOf(upload);
   const knownId = await findWorkoutIdByFile(deps.db, actor.userId, upload.sha256);
@@ -101,8 +106,8 @@ export async function uploadFitWorkout(
   }
 
   // The user's FTP (for the training stress) is read while the worker decodes.
-  const [activity, user] = await Promise.all([
-    decodeOrRefuse(upload.ticket, upload.bytes),
+  const [{ activity, format }, user] = await Promise.all([
+    decodeOrRefuse(upload.ticket, upload.bytes, accept),
     findUserById(deps.db, actor.userId),
   ]);
   const localStart = localStartOf(activity, actor.timeZone);
@@ -117,6 +122,7 @@ export async function uploadFitWorkout(
       fileSha256: upload.sha256,
       fileSize: upload.bytes.length,
       fileName: upload.fileName,
+      fileFormat: format,
       name: upload.name ?? defaultName(activity.sport, localStart.hour),
       metadata: JSON.stringify(upload.metadata ?? {}),
       source: actor.source,
@@ -146,12 +152,16 @@ export async function uploadFitWorkout(
 }
 
 /** Decoded in the worker pool; a file the decoder refuses, or that exhausts a worker's time or memory, is a 422. */
-async function decodeOrRefuse(ticket: DecodeTicket, bytes: Uint8Array): Promise<DecodedActivity> {
-  const outcome = await ticket.decodeActivity(bytes).catch((error: unknown) => {
+async function decodeOrRefuse(
+  ticket: DecodeTicket,
+  bytes: Uint8Array,
+  accept: AcceptedFormats,
+): Promise<{ activity: DecodedActivity; format: ActivityFormat }> {
+  const outcome = await ticket.decodeActivity(bytes, accept).catch((error: unknown) => {
     throw asRefusal(ticket, error);
   });
   if (!outcome.ok) throw refusal(ticket, outcome);
-  return outcome.activity;
+  return { activity: outcome.activity, format: outcome.format };
 }
 
 /** A worker that ran out of time (`fit_decode_timeout`) or memory (`unprocessable`) on the file; other errors are ours. */
@@ -167,7 +177,17 @@ function asRefusal(ticket: DecodeTicket, error: unknown): unknown {
   return error instanceof FitDecoderError ? refusal(ticket, { ok: false, reason: error.message }) : error;
 }
 
-function refusal(ticket: DecodeTicket, outcome: FitRefusal): AppError {
+function refusal(ticket: DecodeTicket, outcome: ActivityRefusal): AppError {
+  if (outcome.code !== undefined) {
+    // A TCX or GPX file (or one that is no activity file at all): the reader's code says why.
+    return new AppError(
+      outcome.code,
+      `The file is not an activity this server can read: ${outcome.reason}; nothing was stored.`,
+      {
+        errors: [{ path: 'file', message: outcome.reason }],
+      },
+    );
+  }
   if (outcome.tooManyRecords) {
     const limit = ticket.limits.maxRecords;
     return new AppError(
@@ -286,7 +306,8 @@ export interface WorkoutFileDownload {
 export async function getWorkoutFile(db: Db, actor: Actor, id: string): Promise<WorkoutFileDownload> {
   const file = await findWorkoutFile(db, actor.userId, id);
   if (!file) throw notFound();
-  const fileName = file.fileName ?? `${file.name.replace(/[^\w.-]+/g, '_').slice(0, 100) || 'workout'}.fit`;
+  const fileName =
+    file.fileName ?? `${file.name.replace(/[^\w.-]+/g, '_').slice(0, 100) || 'workout'}.${file.fileFormat}`;
   return { bytes: file.bytes, fileName, sha256: file.fileSha256 };
 }
 
@@ -338,7 +359,7 @@ async function decodeStoredStreams(
   // A file stored before the record limit was lowered: refused like an upload.
   if (!outcome.ok && outcome.tooManyRecords) throw refusal(ticket, outcome);
   // The file decoded when it was uploaded; failing now is our fault, not the caller's.
-  if (!outcome.ok) throw new Error(`stored FIT file of workout ${id} no longer decodes: ${outcome.reason}`);
+  if (!outcome.ok) throw new Error(`stored file of workout ${id} no longer decodes: ${outcome.reason}`);
   await cacheWorkoutStreams(deps.db, { workoutId: id, userId: actor.userId, streamsJson: outcome.streamsJson });
   return outcome.streamsJson;
 }
@@ -375,7 +396,7 @@ export function toWorkout(row: WorkoutWithDuplicate): Workout {
     laps: row.laps.map(lapOf),
     device: { manufacturer: row.deviceManufacturer, product: row.deviceProduct, serial: row.deviceSerial },
     possibleDuplicateOf: row.possibleDuplicateOf,
-    file: { sha256: row.fileSha256, sizeBytes: row.fileSize, fileName: row.fileName },
+    file: { sha256: row.fileSha256, sizeBytes: row.fileSize, fileName: row.fileName, format: row.fileFormat },
     source: row.source,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
