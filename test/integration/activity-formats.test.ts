@@ -247,6 +247,53 @@ describe('the corpus: every TCX and GPX file, as athletes upload them', () => {
   }
 });
 
+/** `seconds` track points one second apart from `start`, each with these values, as `point(i, time)` writes them. */
+function trackPoints(seconds: number, point: (i: number, time: string) => string): string {
+  const start = Date.parse('2026-05-01T06:00:00Z');
+  return Array.from({ length: seconds }, (_, i) => point(i, new Date(start + i * 1000).toISOString())).join('');
+}
+
+describe('sensor channels from the standard extensions', () => {
+  it('reads TCX power (ActivityExtension v2 TPX/Watts), heart rate, cadence and the Biking sport', async () => {
+    const points = trackPoints(
+      120,
+      (i, time) =>
+        `<Trackpoint><Time>${time}</Time><Position><LatitudeDegrees>${46 + i * 0.0001}</LatitudeDegrees><LongitudeDegrees>14.5</LongitudeDegrees></Position>` +
+        `<DistanceMeters>${i * 8}</DistanceMeters><HeartRateBpm><Value>140</Value></HeartRateBpm><Cadence>90</Cadence>` +
+        `<Extensions><ns3:TPX><ns3:Speed>8</ns3:Speed><ns3:Watts>${i % 2 === 0 ? 180 : 220}</ns3:Watts></ns3:TPX></Extensions></Trackpoint>`,
+    );
+    const tcx =
+      '<?xml version="1.0" encoding="UTF-8"?><TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" xmlns:ns3="http://www.garmin.com/xmlschemas/ActivityExtension/v2">' +
+      `<Activities><Activity Sport="Biking"><Id>2026-05-01T06:00:00Z</Id><Lap StartTime="2026-05-01T06:00:00Z"><Track>${points}</Track></Lap></Activity></Activities></TrainingCenterDatabase>`;
+    const res = await upload(new TextEncoder().encode(tcx), 'ride.tcx');
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ sport: 'cycling', avgPower: 200, maxPower: 220, avgHr: 140, avgCadence: 90 });
+    expect(res.body.elapsedSecs).toBe(119);
+    expect(res.body.distanceMeters).toBe(119 * 8);
+    expect(res.body.normalizedPower).toBeGreaterThanOrEqual(200);
+  });
+
+  it('reads GPX 1.1 heart rate and cadence (Garmin TrackPointExtension) and power, and the track type', async () => {
+    const points = trackPoints(
+      90,
+      (i, time) =>
+        `<trkpt lat="${46 + i * 0.00005}" lon="14.5"><ele>${300 + i}</ele><time>${time}</time>` +
+        `<extensions><power>250</power><gpxtpx:TrackPointExtension><gpxtpx:hr>150</gpxtpx:hr><gpxtpx:cad>85</gpxtpx:cad></gpxtpx:TrackPointExtension></extensions></trkpt>`,
+    );
+    const gpx =
+      '<?xml version="1.0" encoding="UTF-8"?><gpx version="1.1" creator="StravaGPX" xmlns="http://www.topografix.com/GPX/1/1" xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">' +
+      `<trk><name>Climb</name><type>cycling</type><trkseg>${points}</trkseg></trk></gpx>`;
+    const res = await upload(new TextEncoder().encode(gpx), 'climb.gpx');
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ sport: 'cycling', avgPower: 250, avgHr: 150, maxHr: 150, avgCadence: 85 });
+    expect(res.body.device.product).toBe('StravaGPX');
+    // 89 steps of 0.00005 degrees of latitude, about 5.56 m each, every second: moving throughout.
+    expect(res.body.distanceMeters).toBeCloseTo(greatCircleMeters([46, 14.5], [46 + 89 * 0.00005, 14.5]), 1);
+    expect(res.body.movingSecs).toBe(89);
+    expect(res.body.ascentMeters).toBe(89);
+  });
+});
+
 describe('files that are not activities we read', () => {
   const cases: [string, string, string][] = [
     ['an empty file', '', 'activity_file_empty'],
