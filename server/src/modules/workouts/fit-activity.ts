@@ -126,7 +126,7 @@ export interface Columns {
   readonly latitude: Float64Array;
   readonly longitude: Float64Array;
 }
-export type ChannelName = Exclude<keyof Columns, 'length' | 't'>;
+type ChannelName = Exclude<keyof Columns, 'length' | 't'>;
 export const COLUMN_NAMES: readonly ChannelName[] = STREAM_CHANNELS;
 
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
@@ -406,7 +406,7 @@ function toColumns(records: readonly Message[], start: Date): Columns {
 }
 
 /** FIT records are written in time order; a stable sort repairs files that are not. */
-export function inTimeOrder(columns: Columns): Columns {
+function inTimeOrder(columns: Columns): Columns {
   const { t } = columns;
   let sorted = true;
   for (let i = 1; i < columns.length && sorted; i += 1) sorted = (t[i] as number) >= (t[i - 1] as number);
