@@ -36,6 +36,13 @@ export {
 // Every type of the contract, wholesale (a hand-picked list once missed some), and the values clients use.
 export type * from '@pacer/contract';
 export { ABSORPTION_TYPES, contract, FIT_MEDIA_TYPE, MEALS, SCOPES, WELLNESS_FIELDS } from '@pacer/contract';
-export { buildFitUploadForm, uploadFit, type UploadFitInput, type UploadFitTarget } from './workouts.ts';
+export {
+  buildFitUploadForm,
+  uploadActivity,
+  uploadFit,
+  type UploadActivityInput,
+  type UploadFitInput,
+  type UploadFitTarget,
+} from './workouts.ts';
 export { signWebhook, type SignedWebhook } from './webhooks.ts';
 export { SDK_VERSION } from './version.ts';

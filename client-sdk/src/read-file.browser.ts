@@ -1,5 +1,5 @@
 /**
- * The non-Node half of `uploadFit({ file: '<path>' })` (see read-file.ts): a
+ * The non-Node half of `uploadFit({ file: '<path>' })` and `uploadActivity` (see read-file.ts): a
  * browser has no file system to read a path from, so it is told to pass the
  * bytes (`Blob`, `File` or `Uint8Array`) instead.
  */
@@ -10,7 +10,7 @@ export function readFilePath(
   void signal;
   return Promise.reject(
     new TypeError(
-      `uploadFit: a file path (${filePath}) can only be read under Node.js; pass a Blob, File or Uint8Array instead`,
+      `uploadFit, uploadActivity: a file path (${filePath}) can only be read under Node.js; pass a Blob, File or Uint8Array instead`,
     ),
   );
 }

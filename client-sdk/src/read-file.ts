@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 
 /**
- * Node's half of `uploadFit({ file: '<path>' })`. The package's `node` export
+ * Node's half of `uploadFit({ file: '<path>' })` and `uploadActivity`. The package's `node` export
  * condition ships this file; every other condition (browsers, bundlers for the
  * web) gets read-file.browser.ts instead, so no `node:*` import reaches them.
  */

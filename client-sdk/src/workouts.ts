@@ -33,13 +33,21 @@ export type UploadFitTarget = PacerClient | PacerClientOptions;
  * and accepts only a `File` for the file; this form needs neither.)
  */
 export function buildFitUploadForm(input: UploadFitInput & { readonly file: Blob | Uint8Array }): FormData {
+  return buildUploadForm(input, { type: FIT_MEDIA_TYPE, fileName: 'activity.fit' });
+}
+
+/** The form of either upload route; bytes go as a Blob of `defaults.type`. */
+function buildUploadForm(
+  input: UploadFitInput & { readonly file: Blob | Uint8Array },
+  defaults: { readonly type: string; readonly fileName: string },
+): FormData {
   const form = new FormData();
   const blob =
     input.file instanceof Blob
       ? input.file
-      : new Blob([input.file as Uint8Array<ArrayBuffer>], { type: FIT_MEDIA_TYPE });
+      : new Blob([input.file as Uint8Array<ArrayBuffer>], { type: defaults.type });
   const ownName = typeof File !== 'undefined' && input.file instanceof File ? input.file.name : undefined;
-  form.append('file', blob, input.fileName ?? ownName ?? 'activity.fit');
+  form.append('file', blob, input.fileName ?? ownName ?? defaults.fileName);
   if (input.name !== undefined) form.append('name', input.name);
   if (input.metadata !== undefined) form.append('metadata', JSON.stringify(input.metadata));
   return form;
@@ -57,6 +65,32 @@ export function buildFitUploadForm(input: UploadFitInput & { readonly file: Blob
  */
 export async function uploadFit(target: UploadFitTarget, input: UploadFitInput) {
   const client = 'workouts' in target ? target : createPacerClient(target);
+  const { call, body } = await uploadRequest(input, { type: FIT_MEDIA_TYPE, fileName: 'activity.fit' });
+  return client.workouts.uploadFit({ ...call, body });
+}
+
+/** What `uploadActivity` takes: the same as `uploadFit`, for a FIT, TCX or GPX file, raw or gzip-compressed. */
+export type UploadActivityInput = UploadFitInput;
+
+/**
+ * Upload an activity file: FIT, TCX or GPX, each raw or gzip-compressed
+ * (`POST /api/workouts/upload`; the server tells the format from the content,
+ * not the name). Resolves like `uploadFit`: 201, 200 (the same file before,
+ * raw or compressed: same id), or a problem document (422 with a code such as
+ * `gpx_no_times`, `activity_format_unknown`, ...).
+ *
+ * ```ts
+ * const res = await uploadActivity(pacer, { file: 'exports/morning-run.gpx.gz' });
+ * if (res.status === 201 || res.status === 200) console.log(res.body.id, res.body.file.format);
+ * ```
+ */
+export async function uploadActivity(target: UploadFitTarget, input: UploadActivityInput) {
+  const client = 'workouts' in target ? target : createPacerClient(target);
+  const { call, body } = await uploadRequest(input, { type: 'application/octet-stream', fileName: 'activity' });
+  return client.workouts.uploadActivity({ ...call, body });
+}
+
+async function uploadRequest(input: UploadFitInput, defaults: { readonly type: string; readonly fileName: string }) {
   const call = {
     ...(input.idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': input.idempotencyKey } }),
     extraHeaders: { ...input.headers, ...(input.requestId === undefined ? {} : { 'x-request-id': input.requestId }) },
@@ -65,10 +99,7 @@ export async function uploadFit(target: UploadFitTarget, input: UploadFitInput) 
   if (typeof input.file === 'string') {
     // Node only: the browser build swaps read-file.ts for a stub that says so.
     const { bytes, baseName } = await readFilePath(input.file, input.signal);
-    return client.workouts.uploadFit({
-      ...call,
-      body: buildFitUploadForm({ ...input, file: bytes, fileName: input.fileName ?? baseName }),
-    });
+    return { call, body: buildUploadForm({ ...input, file: bytes, fileName: input.fileName ?? baseName }, defaults) };
   }
-  return client.workouts.uploadFit({ ...call, body: buildFitUploadForm({ ...input, file: input.file }) });
+  return { call, body: buildUploadForm({ ...input, file: input.file }, defaults) };
 }

@@ -19,6 +19,10 @@ const c = initContract();
 /** The media type of FIT files (IANA registration by ANT/Garmin). */
 export const FIT_MEDIA_TYPE = 'application/vnd.ant.fit';
 
+/** Formats of activity files: FIT, TCX (Garmin Training Center Database v2) and GPX (1.0, 1.1). */
+export const ACTIVITY_FILE_FORMATS = ['fit', 'tcx', 'gpx'] as const;
+export type ActivityFileFormat = (typeof ACTIVITY_FILE_FORMATS)[number];
+
 export const WORKOUT_NAME_MAX = 200;
 /** `metadata` is a small JSON object for the client's own use, not a data channel. */
 export const WORKOUT_METADATA_MAX_BYTES = 64 * 1024;
@@ -107,9 +111,12 @@ export const WorkoutSchema = z
       sha256: z
         .string()
         .regex(/^[0-9a-f]{64}$/)
-        .describe('SHA-256 of the original file, hex; uploads are keyed on it.'),
-      sizeBytes: z.number().int().min(0),
+        .describe('SHA-256 of the original file (uncompressed), hex; uploads are keyed on it.'),
+      sizeBytes: z.number().int().min(0).describe('Size of the original file, uncompressed.'),
       fileName: z.string().nullable().describe('File name the client sent, if any.'),
+      format: z
+        .enum(ACTIVITY_FILE_FORMATS)
+        .describe('Format of the original file, told from its content: `fit`, `tcx` or `gpx`.'),
     }),
     source: z.string().describe('Client id of the app that first uploaded the file.'),
     createdAt: TimestampSchema,
@@ -128,7 +135,9 @@ export const WorkoutUploadSchema = z
     file: z
       .custom<File>()
       .meta({ type: 'string', format: 'binary' })
-      .describe(`The original FIT file, at most \`PACER_MAX_UPLOAD_BYTES\` (default 25 MiB).`),
+      .describe(
+        `The original file, at most \`PACER_MAX_UPLOAD_BYTES\` (default 25 MiB), also once decompressed when it is gzip-compressed.`,
+      ),
     name: z
       .string()
       .min(1)
@@ -180,29 +189,56 @@ const fitQueueFull = ProblemSchema.describe(
   'The server holds as many FIT files for decoding as it may (`fit_decode_queue_full`: `PACER_FIT_DECODE_QUEUE_FILES`, `PACER_FIT_DECODE_QUEUE_BYTES`); nothing was read or stored. Retry after `Retry-After` seconds.',
 );
 
+const uploadResponses = {
+  200: WorkoutSchema.describe('The file was uploaded before; its workout was updated.'),
+  201: WorkoutSchema.describe('The workout was created.'),
+  ...writeProblemResponses,
+  413: ProblemSchema.describe(
+    'The file is larger than `PACER_MAX_UPLOAD_BYTES` (`payload_too_large`), or decompresses to more than that (`upload_decompressed_too_large`), or `metadata` is over 64 KiB.',
+  ),
+  415: ProblemSchema.describe('The body is not `multipart/form-data`.'),
+  429: ProblemSchema.describe(
+    'Too many requests from this token or address (`rate_limited`: the `RateLimit-*` headers show the window), or another file of this user is still being processed (`fit_decode_in_progress`, refused before the body is read). `Retry-After` says when to retry.',
+  ),
+  503: fitQueueFull,
+} as const;
+
+const GZIP_NOTE =
+  'The file may be gzip-compressed (told by its content, not its name): it is decompressed as it arrives, and the upsert key is the SHA-256 of the decompressed file, so the same activity sent raw and compressed is one workout; corrupt gzip data is a 422 `upload_gzip_invalid`.';
+
 export const workoutsContract = c.router({
-  uploadFit: {
+  uploadActivity: {
     method: 'POST',
-    path: '/api/workouts/upload-fit',
-    summary: 'Upload a FIT activity file',
-    description:
-      'Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update `name` and `metadata` and answer the same workout (200). Any activity FIT file is read: compressed timestamp headers, chained files, a wrong file CRC; a damaged file (cut off, or with bytes that cannot be read) is stored from the records it holds, with `truncated: true`. A file that is not an activity is refused with 422 and a code saying why, and nothing is stored. One file per user is processed at a time: send the next one when the previous answer has arrived.',
+    path: '/api/workouts/upload',
+    summary: 'Upload an activity file: FIT, TCX or GPX',
+    description: `The format is told by the content, never by the file name: FIT by its ".FIT" header, TCX and GPX by the XML root element. ${GZIP_NOTE} Upsert keyed on the SHA-256 of the file, as \`upload-fit\`: 201 creates the workout, the same file again answers the same workout (200) with \`name\` and \`metadata\` updated. A GPX file's distance is measured along its track points (haversine on a sphere of radius 6,371,008.8 m) and its moving time counts the intervals between points covered at 0.5 m/s or faster. A damaged FIT file (cut off, or with bytes that cannot be read) is stored from the records it holds, with \`truncated: true\`. One file per user is processed at a time.`,
     contentType: 'multipart/form-data',
     body: WorkoutUploadSchema,
     headers: IdempotencyHeadersSchema,
     responses: {
-      200: WorkoutSchema.describe('The file was uploaded before; its workout was updated.'),
-      201: WorkoutSchema.describe('The workout was created.'),
-      ...writeProblemResponses,
-      413: ProblemSchema.describe('The file is larger than `PACER_MAX_UPLOAD_BYTES`, or `metadata` over 64 KiB.'),
-      415: ProblemSchema.describe('The body is not `multipart/form-data`.'),
+      ...uploadResponses,
       422: ProblemSchema.describe(
-        'The file is not a FIT activity, and nothing is stored: not a FIT file (`fit_not_fit_file`), a FIT header that fails its CRC (`fit_corrupt_header`), a FIT file of another type: settings, monitoring, weight scale, workout, … (`fit_not_activity`), an activity file with no session and no timed record (`fit_no_activity`), data that cannot be read into messages within bounds (`fit_unreadable`), or a file that runs the decoder out of memory (`unprocessable`); `detail` carries the reason. Or it holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), or took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).',
+        'The file is not an activity we can read, and nothing is stored: an empty file (`activity_file_empty`); neither FIT, TCX nor GPX (`activity_format_unknown`); malformed XML or a DOCTYPE (`activity_xml_malformed`); a GPX file without a track, e.g. a route (`gpx_no_track`), or whose track points have no times (`gpx_no_times`); a TCX file without an activity or without timed track points (`tcx_no_activity`); a FIT file that is not one (`fit_not_fit_file`), whose header fails its CRC (`fit_corrupt_header`), of another type: settings, monitoring, weight scale, workout, … (`fit_not_activity`), with no session and no timed record (`fit_no_activity`), or with data that cannot be read into messages within bounds (`fit_unreadable`); a file that runs the decoder out of memory (`unprocessable`; `detail` carries the reason); more records or track points than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`, `activity_too_many_records`); longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`); corrupt gzip data (`upload_gzip_invalid`). Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).',
       ),
-      429: ProblemSchema.describe(
-        'Too many requests from this token or address (`rate_limited`: the `RateLimit-*` headers show the window), or another file of this user is still being processed (`fit_decode_in_progress`, refused before the body is read). `Retry-After` says when to retry.',
+    },
+    metadata: requireScopes('workout:write'),
+    strictStatusCodes: true,
+  },
+  uploadFit: {
+    method: 'POST',
+    path: '/api/workouts/upload-fit',
+    summary: 'Upload a FIT activity file',
+    description: `Upsert keyed on the SHA-256 of the file: the first upload creates the workout (201); the same bytes again update \`name\` and \`metadata\` and answer the same workout (200). Any activity FIT file is read: compressed timestamp headers, chained files, a wrong file CRC; a damaged file (cut off, or with bytes that cannot be read) is stored from the records it holds, with \`truncated: true\`. A file that is not an activity is refused with 422 and a code saying why, and nothing is stored. ${GZIP_NOTE} For TCX and GPX use \`POST /api/workouts/upload\`. One file per user is processed at a time: send the next one when the previous answer has arrived.`,
+    contentType: 'multipart/form-data',
+    body: WorkoutUploadSchema,
+    headers: IdempotencyHeadersSchema,
+    responses: {
+      ...uploadResponses,
+      422: ProblemSchema.describe(
+        'The file is not a FIT activity, and nothing is stored: ' +
+          'a FIT file that is not one (`fit_not_fit_file`), whose header fails its CRC (`fit_corrupt_header`), of another type: settings, monitoring, weight scale, workout, … (`fit_not_activity`), with no session and no timed record (`fit_no_activity`), or with data that cannot be read into messages within bounds (`fit_unreadable`); a file that runs the decoder out of memory (`unprocessable`; `detail` carries the reason)' +
+          '; a TCX or GPX file (`unprocessable`: use `POST /api/workouts/upload`). Or it holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`), or is corrupt gzip data (`upload_gzip_invalid`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).',
       ),
-      503: fitQueueFull,
     },
     metadata: requireScopes('workout:write'),
     strictStatusCodes: true,
@@ -235,8 +271,9 @@ export const workoutsContract = c.router({
   getWorkoutFile: {
     method: 'GET',
     path: '/api/workouts/:id/file',
-    summary: 'Download the original FIT file',
-    description: 'The bytes exactly as uploaded, as `application/vnd.ant.fit`.',
+    summary: 'Download the original activity file',
+    description:
+      'The bytes exactly as uploaded (decompressed when they were sent gzip-compressed), as `application/vnd.ant.fit` whatever the format (`file.format` of the workout says which it is).',
     pathParams: WorkoutIdParams,
     responses: {
       200: c.otherResponse({
@@ -270,7 +307,7 @@ export const workoutsContract = c.router({
       ...problemResponses,
       ...notFoundResponses,
       422: ProblemSchema.describe(
-        'The first read decodes the stored file, within the bounds of an upload: more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), or longer than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`).',
+        'The first read decodes the stored file (FIT, TCX or GPX), within the bounds of an upload: more data messages or track points than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`, `activity_too_many_records`), or longer than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`).',
       ),
       429: ProblemSchema.describe(
         'Too many requests from this token or address (`rate_limited`), or the first read would decode the file while another file of this user is being processed (`fit_decode_in_progress`). `Retry-After` says when to retry.',

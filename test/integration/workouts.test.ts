@@ -656,6 +656,7 @@ describe('decoding beyond PACER_FIT_DECODE_WORKERS', () => {
       sha256: sha256(fixture.bytes),
       sizeBytes: fixture.bytes.length,
       fileName: 'chunked.fit',
+      format: 'fit',
     });
     expect((await downloaded(oneWorker.url, workout.id, bearer)).equals(Buffer.from(fixture.bytes))).toBe(true);
   });

@@ -1,4 +1,5 @@
 import type {
+  ActivityFileFormat,
   AsyncJobProgress,
   AsyncJobStatusValue,
   AsyncJobType,
@@ -282,7 +283,7 @@ export interface PlannedWorkoutsTable extends Omit<PlannedWorkout, 'id' | 'struc
 type Flattened<Prefix extends string, T> = { [K in keyof T & string as `${Prefix}${Capitalize<K>}`]: T[K] };
 
 /**
- * An activity decoded from an uploaded FIT file; the upsert key is (userId, fileSha256).
+ * An activity decoded from an uploaded activity file (FIT, TCX, GPX); the upsert key is (userId, fileSha256).
  * The contract's fields are columns of their own, except `device` (flattened) and
  * `file` (its own columns below); `possibleDuplicateOf` is computed on read.
  */
@@ -308,6 +309,8 @@ export interface WorkoutsTable
   fileSha256: string;
   fileSize: number;
   fileName: string | null;
+  /** The original file's format, told from its content at upload. */
+  fileFormat: ColumnType<ActivityFileFormat, ActivityFileFormat | undefined, ActivityFileFormat>;
   metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
   startTime: Timestamp;
   /** The activity's own offset from UTC, minutes east, when the file records one. */
@@ -319,7 +322,7 @@ export interface WorkoutsTable
   updatedAt: DefaultedTimestamp;
 }
 
-/** The original FIT bytes of a workout, byte for byte. */
+/** The original bytes of a workout's file (FIT, TCX or GPX; decompressed if it was sent gzip-compressed). */
 export interface WorkoutFilesTable {
   workoutId: string;
   userId: string;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type Gunzip, createGunzip } from 'node:zlib';
 import { WORKOUT_METADATA_MAX_BYTES, WORKOUT_NAME_MAX } from '@pacer/contract';
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
@@ -35,6 +36,17 @@ function tooLarge(maxBytes: number): AppError {
     errors: [{ path: 'file', message: `larger than ${maxBytes} bytes` }],
   });
 }
+
+function inflatesTooLarge(maxBytes: number): AppError {
+  return new AppError(
+    'upload_decompressed_too_large',
+    `The gzip-compressed file decompresses to more than the ${maxBytes} bytes this server accepts; it was not decompressed further and nothing was stored.`,
+    { errors: [{ path: 'file', message: `decompresses to more than ${maxBytes} bytes` }] },
+  );
+}
+
+/** RFC 1952 §2.3.1: every gzip member starts with ID1 = 0x1f, ID2 = 0x8b. */
+const GZIP_MAGIC = [0x1f, 0x8b] as const;
 
 /**
  * The typed client (ts-rest) JSON-encodes every text part of a multipart
@@ -75,11 +87,17 @@ function parseMetadata(
 }
 
 /**
- * Route middleware of `POST /api/workouts/upload-fit` (docs/design.md §5: ts-rest
- * drops multipart file fields from handler types). Streams the body through
- * busboy: the `file` part is hashed (SHA-256) as it arrives and kept in
- * memory up to `maxBytes` (the decoder needs all of it); one byte more is a
- * 413 and nothing is kept. It runs after authentication, so an anonymous
+ * Route middleware of `POST /api/workouts/upload-fit` and `POST /api/workouts/upload`
+ * (docs/design.md §5: ts-rest drops multipart file fields from handler types).
+ * Streams the body through busboy: the `file` part is hashed (SHA-256) as it
+ * arrives and kept in memory up to `maxBytes` (the decoder needs all of it);
+ * one byte more is a 413 and nothing is kept. A part that starts with the
+ * gzip magic bytes is inflated as it arrives (node:zlib, off the event loop),
+ * and what is hashed and kept is the decompressed file, within the same
+ * `maxBytes`: one byte more stops the inflation at once (413
+ * `upload_decompressed_too_large`), so a gzip bomb costs at most `maxBytes`
+ * of output and nothing is stored; corrupt or truncated gzip data is a 422
+ * `upload_gzip_invalid`. It runs after authentication, so an anonymous
  * caller never makes us read a body; and before reading, the upload takes
  * its place in the decode queue at its declared length (429 while the user
  * has another file in it, 503 when it is full; fit-decode-queue.ts), held
@@ -216,6 +234,11 @@ class UploadReader {
   private fileName: string | null = null;
   private sawFile = false;
   private finished = false;
+  /** The first bytes of the file, until there are enough to tell gzip from the rest. */
+  private head: Buffer | undefined = Buffer.alloc(0);
+  /** Set when the file is gzip-compressed: what it inflates to is the file. */
+  private inflater: Gunzip | undefined;
+  private inflated = false;
   private readonly texts = new Map<string, string>();
   private readonly problems: FieldError[] = [];
 
@@ -280,6 +303,7 @@ class UploadReader {
   private fail(error: AppError): void {
     if (this.finished) return;
     this.finished = true;
+    this.inflater?.destroy();
     this.file.dispose();
     this.ticket.settleSize(0);
     this.req.unpipe();
@@ -299,12 +323,67 @@ class UploadReader {
     this.fileName = filename ?? null;
     stream.on('data', (chunk: Buffer) => {
       if (this.finished) return;
-      // Past the limit busboy reports `limit` (a 413); those bytes are not kept.
-      if (this.file.size + chunk.length > this.maxBytes) return;
-      this.hash.update(chunk);
-      this.file.append(chunk);
+      if (this.head === undefined) this.take(chunk);
+      else this.sniff(Buffer.concat([this.head, chunk]));
+    });
+    stream.on('end', () => {
+      if (this.finished) return;
+      // A file shorter than the gzip magic is kept as it is.
+      if (this.head !== undefined) this.sniff(this.head, true);
+      this.inflater?.end();
     });
     stream.on('limit', () => this.fail(tooLarge(this.maxBytes)));
+  }
+
+  /** Tell a gzip-compressed file by its first two bytes (never by its name), then take what has arrived. */
+  private sniff(head: Buffer, ended = false): void {
+    if (head.length < GZIP_MAGIC.length && !ended) {
+      this.head = head;
+      return;
+    }
+    this.head = undefined;
+    if (head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]) this.startInflating();
+    this.take(head);
+  }
+
+  private startInflating(): void {
+    // What the file inflates to may be larger than what was admitted (its compressed size): count it at the most.
+    if (!this.ticket.growTo(this.maxBytes)) {
+      this.fail(this.ticket.queueFullError());
+      return;
+    }
+    const inflater = createGunzip();
+    this.inflater = inflater;
+    inflater.on('data', (chunk: Buffer) => this.keep(chunk, true));
+    inflater.on('error', (error: Error) => {
+      this.fail(
+        new AppError('upload_gzip_invalid', `The file starts as gzip data but does not decompress: ${error.message}.`, {
+          errors: [{ path: 'file', message: `corrupt gzip data: ${error.message}` }],
+        }),
+      );
+    });
+    inflater.on('end', () => {
+      this.inflated = true;
+    });
+  }
+
+  /** A chunk of the file as sent: inflated first when it is compressed. */
+  private take(chunk: Buffer): void {
+    if (this.finished) return;
+    if (this.inflater) this.inflater.write(chunk);
+    else this.keep(chunk, false);
+  }
+
+  /** A chunk of the file itself: hashed and kept, up to `maxBytes`. */
+  private keep(chunk: Buffer, inflated: boolean): void {
+    if (this.finished) return;
+    if (this.file.size + chunk.length > this.maxBytes) {
+      // Sent as is, busboy reports `limit` (a 413) past the limit; inflated, we stop here.
+      if (inflated) this.fail(inflatesTooLarge(this.maxBytes));
+      return;
+    }
+    this.hash.update(chunk);
+    this.file.append(chunk);
   }
 
   private onField(field: string, value: string, truncated: boolean): void {
@@ -326,6 +405,11 @@ class UploadReader {
 
   private onClose(): void {
     if (this.finished) return;
+    if (this.inflater && !this.inflated) {
+      // The body is in; the last of the file is still inflating.
+      this.inflater.once('end', () => this.onClose());
+      return;
+    }
     if (!this.sawFile)
       this.problems.push({ path: 'file', message: 'required: the FIT file as a file part named `file`' });
     const name = this.texts.has('name') ? unwrapJsonString(this.texts.get('name') as string).trim() : '';

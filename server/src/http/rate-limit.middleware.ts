@@ -16,7 +16,7 @@ import {
 /** Limits are per minute (`PACER_RATE_LIMIT_*_PER_MINUTE`). */
 export const RATE_LIMIT_WINDOW_SECS = 60;
 
-/** The FIT upload route; any other multipart route counts as an upload too. */
+/** The FIT upload route; any other multipart route (`POST /api/workouts/upload`) counts as an upload too. */
 export const UPLOAD_ROUTE = { method: 'POST', path: '/api/workouts/upload-fit' } as const;
 
 export type RateLimitBucket = 'requests' | 'uploads';

@@ -34,7 +34,11 @@ const BACKSTOP_MARGIN_MS = 5_000;
 /** Node checks its `requestTimeout` on this interval (default 30 s), so the backstop is close to its setting. */
 const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
-const UPLOAD_PATH = contract.workouts.uploadFit.path;
+/** The upload routes, which get `PACER_UPLOAD_TIMEOUT_MS`. */
+const UPLOAD_PATHS: ReadonlySet<string> = new Set([
+  contract.workouts.uploadFit.path,
+  contract.workouts.uploadActivity.path,
+]);
 
 /** `createServer` options: the headers and backstop request timeouts Node enforces itself. */
 export function httpServerOptions(config: Config): ServerOptions {
@@ -74,7 +78,7 @@ export function requestDeadline(config: Config): RequestHandler {
       next();
       return;
     }
-    const upload = req.method === 'POST' && req.path === UPLOAD_PATH;
+    const upload = req.method === 'POST' && UPLOAD_PATHS.has(req.path);
     const limitMs = upload ? config.uploadTimeoutMs : config.requestTimeoutMs;
     const timer = setTimeout(() => {
       if (req.complete) return;

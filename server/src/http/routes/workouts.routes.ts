@@ -9,6 +9,7 @@ import { readDbOf } from '../read-routing.ts';
 import { actorOf } from '../bearer-auth.ts';
 import { writeDepsOf } from '../idempotency.middleware.ts';
 import type { FitDecodeQueue } from '../../modules/workouts/fit-decode-queue.ts';
+import type { AcceptedFormats } from '../../modules/workouts/activity-file.ts';
 import { parseFitUpload } from '../fit-upload.middleware.ts';
 import {
   getWorkout,
@@ -16,7 +17,7 @@ import {
   getWorkoutStreams,
   listWorkoutPage,
   removeWorkout,
-  uploadFitWorkout,
+  uploadWorkoutFile,
   type FitUpload,
 } from '../../modules/workouts/workouts.service.ts';
 
@@ -30,7 +31,7 @@ function contentDisposition(fileName: string): string {
 
 function uploadOf(res: { locals: Express.Locals }): FitUpload {
   const upload = res.locals.fitUpload;
-  if (!upload) throw new Error('upload-fit reached its handler without the multipart middleware');
+  if (!upload) throw new Error('an upload reached its handler without the multipart middleware');
   return upload;
 }
 
@@ -43,25 +44,33 @@ export function workoutRoutes(deps: {
   readonly decoding: FitDecodeQueue;
 }) {
   const services = { db: deps.db, boss: deps.boss, decoding: deps.decoding };
+  // Multipart bodies are streamed here, not by the JSON body parser (docs/design.md §5).
+  const multipart = parseFitUpload({
+    maxBytes: deps.config.maxUploadBytes,
+    decoding: deps.decoding,
+    logger: deps.logger,
+  });
+  const upload = async (res: Parameters<typeof actorOf>[0], accept: AcceptedFormats) => {
+    const file = uploadOf(res);
+    try {
+      const result = await uploadWorkoutFile(writeDepsOf(res, services), actorOf(res), file, accept);
+      return { status: result.created ? (201 as const) : (200 as const), body: result.workout };
+    } finally {
+      // The file is done with: free its place before the answer goes out, so the user's next upload
+      // (sent as soon as this answer arrives) finds it free. The middleware releases it too, on close.
+      file.ticket.release();
+      // Stored (the insert has sent its copy) or refused: the file's memory goes back now.
+      file.dispose();
+    }
+  };
   return s.router(contract.workouts, {
+    uploadActivity: {
+      middleware: [multipart],
+      handler: async ({ res }) => upload(res, 'any'),
+    },
     uploadFit: {
-      // Multipart bodies are streamed here, not by the JSON body parser (docs/design.md §5).
-      middleware: [
-        parseFitUpload({ maxBytes: deps.config.maxUploadBytes, decoding: deps.decoding, logger: deps.logger }),
-      ],
-      handler: async ({ res }) => {
-        const upload = uploadOf(res);
-        try {
-          const result = await uploadFitWorkout(writeDepsOf(res, services), actorOf(res), upload);
-          return { status: result.created ? 201 : 200, body: result.workout };
-        } finally {
-          // The file is done with: free its place before the answer goes out, so the user's next upload
-          // (sent as soon as this answer arrives) finds it free. The middleware releases it too, on close.
-          upload.ticket.release();
-          // Stored (the insert has sent its copy) or refused: the file's memory goes back now.
-          upload.dispose();
-        }
-      },
+      middleware: [multipart],
+      handler: async ({ res }) => upload(res, 'fit'),
     },
     listWorkouts: async ({ query, res }) => {
       return { status: 200, body: await listWorkoutPage(readDbOf(res, deps), actorOf(res), query) };

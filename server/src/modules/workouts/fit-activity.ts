@@ -124,7 +124,7 @@ export interface FitDecodeOptions {
 /** FIT positions are semicircles: 2^31 of them make 180 degrees (FIT SDK, "position" fields). */
 const DEGREES_PER_SEMICIRCLE = 180 / 2 ** 31;
 /** Slower than this (1.8 km/h) is standing still. */
-const MOVING_SPEED_MPS = 0.5;
+export const MOVING_SPEED_MPS = 0.5;
 /** Altitude changes smaller than this are noise, not climbing. */
 const ASCENT_DEAD_BAND_METERS = 1;
 /** 1989-12-31T00:00:00Z, the FIT epoch. */
@@ -139,7 +139,7 @@ type Message = Record<string, unknown>;
  * has no value. A 10-hour file has 36 000 records; columns keep the summary
  * and laps free of per-sample objects.
  */
-interface Columns {
+export interface Columns {
   readonly length: number;
   /** Seconds since the start of the activity, ascending. */
   readonly t: Float64Array;
@@ -153,7 +153,7 @@ interface Columns {
   readonly longitude: Float64Array;
 }
 type ChannelName = Exclude<keyof Columns, 'length' | 't'>;
-const COLUMN_NAMES: readonly ChannelName[] = STREAM_CHANNELS;
+export const COLUMN_NAMES: readonly ChannelName[] = STREAM_CHANNELS;
 
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 /** A heart rate of 0 is no reading (a strap that lost contact, a device that writes 0 for "none"). */
@@ -195,7 +195,7 @@ function lastOf(values: ArrayLike<number>, from: number, to: number): number | n
 }
 
 /** First index whose time is at or after `t` (times ascending). */
-function lowerBound(times: Float64Array, t: number): number {
+export function lowerBound(times: Float64Array, t: number): number {
   let low = 0;
   let high = times.length;
   while (low < high) {
@@ -519,7 +519,7 @@ function sumSessions(sessions: readonly Message[]): Message {
  * a channel no record carries (or carries only as invalid values), and a 0
  * heart rate is never a reading.
  */
-function summarize(mesg: Message, columns: Columns, from: number, to: number): ActivitySummary {
+export function summarize(mesg: Message, columns: Columns, from: number, to: number): ActivitySummary {
   const power = perSecond(columns.t, columns.power, from, to);
   /** The message's value, but `null` for a 0 that no record of the channel backs. */
   const measured = (key: string, channel: ChannelName): number | null => {
@@ -638,7 +638,7 @@ function deviceOf(fileId: Message | undefined, deviceInfos: readonly Message[]):
   };
 }
 
-function toStreams(columns: Columns): ActivityStreams {
+export function toStreams(columns: Columns): ActivityStreams {
   const column = (name: ChannelName, decimals: number | null): (number | null)[] | null => {
     const values = columns[name];
     if (!hasAny(values, 0, columns.length)) return null;

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors.ts';
-import type { FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
+import type { AcceptedFormats, ActivityDecodeOutcome, ActivityStreamsOutcome } from './activity-file.ts';
 import type { DecodeLimits, FitDecoderPool } from './fit-decoder.pool.ts';
 
 /**
@@ -27,6 +27,14 @@ import type { DecodeLimits, FitDecoderPool } from './fit-decoder.pool.ts';
 export const QUEUE_FULL_RETRY_AFTER_SECS = 5;
 /** Seconds to wait when the user's own file is still being decoded: most take well under a second. */
 export const IN_PROGRESS_RETRY_AFTER_SECS = 1;
+
+function queueFull(): AppError {
+  return new AppError(
+    'fit_decode_queue_full',
+    `The server is processing as many FIT files as it can hold; nothing was read or stored. Try again in ${QUEUE_FULL_RETRY_AFTER_SECS} seconds.`,
+    { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_SECS) } },
+  );
+}
 
 export interface FitDecodeQueueLimits extends DecodeLimits {
   readonly maxQueuedFiles: number;
@@ -57,6 +65,22 @@ export class DecodeTicket {
     return this.queue.limits;
   }
 
+  /**
+   * The file may be larger than admitted (a gzip-compressed upload inflates):
+   * count it at `bytes` if the queue has room for the difference; `false`
+   * when it has not (the caller refuses with `queueFullError()`).
+   */
+  growTo(bytes: number): boolean {
+    if (this.released || bytes <= this.heldBytes) return true;
+    if (!this.queue.takeBytes(bytes - this.heldBytes)) return false;
+    this.heldBytes = bytes;
+    return true;
+  }
+
+  queueFullError(): AppError {
+    return queueFull();
+  }
+
   /** The body has arrived: count the file at its real size (never more than admitted). */
   settleSize(bytes: number): void {
     if (this.released || bytes >= this.heldBytes) return;
@@ -64,11 +88,11 @@ export class DecodeTicket {
     this.heldBytes = bytes;
   }
 
-  decodeActivity(bytes: Uint8Array): Promise<FitDecodeOutcome> {
-    return this.whileHeld(() => this.queue.pool.decodeActivity(bytes, this.queue.limits));
+  decodeActivity(bytes: Uint8Array, accept: AcceptedFormats): Promise<ActivityDecodeOutcome> {
+    return this.whileHeld(() => this.queue.pool.decodeActivity(bytes, this.queue.limits, accept));
   }
 
-  decodeStreams(bytes: Uint8Array): Promise<FitStreamsOutcome> {
+  decodeStreams(bytes: Uint8Array): Promise<ActivityStreamsOutcome> {
     return this.whileHeld(() => this.queue.pool.decodeStreams(bytes, this.queue.limits));
   }
 
@@ -132,16 +156,19 @@ export class FitDecodeQueue {
       );
     }
     if (this.files + 1 > this.limits.maxQueuedFiles || this.bytes + bytes > this.limits.maxQueuedBytes) {
-      throw new AppError(
-        'fit_decode_queue_full',
-        `The server is processing as many FIT files as it can hold; nothing was read or stored. Try again in ${QUEUE_FULL_RETRY_AFTER_SECS} seconds.`,
-        { headers: { 'Retry-After': String(QUEUE_FULL_RETRY_AFTER_SECS) } },
-      );
+      throw queueFull();
     }
     this.users.add(userId);
     this.files += 1;
     this.bytes += bytes;
     return new DecodeTicket(this, userId, bytes);
+  }
+
+  /** @internal A ticket grows by `bytes` if the queue's byte bound allows. */
+  takeBytes(bytes: number): boolean {
+    if (this.bytes + bytes > this.limits.maxQueuedBytes) return false;
+    this.bytes += bytes;
+    return true;
   }
 
   /** @internal A ticket's size shrank. */

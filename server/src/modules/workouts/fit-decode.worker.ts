@@ -1,12 +1,12 @@
 /**
  * Worker-thread entry of the FIT decoder pool (fit-decoder.pool.ts). It is
  * loaded by Node itself, not by a bundler: it imports only Node built-ins,
- * @garmin/fitsdk and relative `.ts` files with erasable syntax, so it runs
+ * @garmin/fitsdk, saxes and relative `.ts` files with erasable syntax, so it runs
  * as built (server/dist, `npm start`) and from source under Node's type
  * stripping (vitest).
  */
 import { parentPort } from 'node:worker_threads';
-import { decodeFitActivity, decodeFitStreams } from './fit-activity.ts';
+import { decodeActivityFile, decodeActivityStreams } from './activity-file.ts';
 import type { DecodeReply, DecodeTask } from './fit-decoder.pool.ts';
 
 const port = parentPort;
@@ -17,8 +17,8 @@ port.on('message', (task: DecodeTask) => {
   try {
     const outcome =
       task.kind === 'streams'
-        ? decodeFitStreams(task.bytes, task.options)
-        : decodeFitActivity(task.bytes, task.options);
+        ? decodeActivityStreams(task.bytes, task.options)
+        : decodeActivityFile(task.bytes, task.options, task.accept);
     reply = { id: task.id, outcome };
   } catch (error) {
     // A bug in our summary code, not a bad file: the pool turns it into a 500.

@@ -1,10 +1,11 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { RUNS_FROM_SOURCE } from '../../lib/runs-from-source.ts';
-import type { FitDecodeOptions, FitDecodeOutcome, FitStreamsOutcome } from './fit-activity.ts';
+import type { FitDecodeOptions } from './fit-activity.ts';
+import type { AcceptedFormats, ActivityDecodeOutcome, ActivityStreamsOutcome } from './activity-file.ts';
 
 /**
- * A small pool of worker threads that decode FIT files, so a 10-hour file
+ * A small pool of worker threads that decode activity files (FIT, TCX, GPX: activity-file.ts), so a 10-hour file
  * (about a second of CPU) never blocks the event loop that serves other
  * requests. `size` workers at most (`PACER_FIT_DECODE_WORKERS`, config.ts:
  * by default one per CPU but one, which is left to the event loop and a
@@ -29,6 +30,8 @@ export interface DecodeTask {
   readonly kind: DecodeKind;
   readonly bytes: Uint8Array;
   readonly options: FitDecodeOptions;
+  /** For `activity`: which formats the route takes (streams read any stored file). */
+  readonly accept: AcceptedFormats;
 }
 
 /** What one decode may spend: data messages in the file (checked in the worker) and time. */
@@ -36,7 +39,7 @@ export interface DecodeLimits extends FitDecodeOptions {
   /** A decode running longer than this is abandoned and its worker replaced. */
   readonly timeoutMs: number;
 }
-export type DecodeOutcome = FitDecodeOutcome | FitStreamsOutcome;
+export type DecodeOutcome = ActivityDecodeOutcome | ActivityStreamsOutcome;
 export type DecodeReply =
   { readonly id: number; readonly outcome: DecodeOutcome } | { readonly id: number; readonly failure: string };
 
@@ -78,6 +81,7 @@ interface Pending {
   /** The caller's bytes: copied for the worker only when it takes the task, so a queued file is held once. */
   readonly bytes: Uint8Array;
   readonly options: FitDecodeOptions;
+  readonly accept: AcceptedFormats;
   readonly timeoutMs: number;
   readonly resolve: (outcome: DecodeOutcome) => void;
   readonly reject: (error: Error) => void;
@@ -151,16 +155,25 @@ export class FitDecoderPool {
    * it, a `FitDecoderError` when it ran out of memory, with a plain `Error`
    * when our own code failed.
    */
-  decodeActivity(bytes: Uint8Array, limits: DecodeLimits): Promise<FitDecodeOutcome> {
-    return this.run('activity', bytes, limits) as Promise<FitDecodeOutcome>;
+  decodeActivity(
+    bytes: Uint8Array,
+    limits: DecodeLimits,
+    accept: AcceptedFormats = 'fit',
+  ): Promise<ActivityDecodeOutcome> {
+    return this.run('activity', bytes, limits, accept) as Promise<ActivityDecodeOutcome>;
   }
 
-  /** The streams of a file; rejects like `decodeActivity`. */
-  decodeStreams(bytes: Uint8Array, limits: DecodeLimits): Promise<FitStreamsOutcome> {
-    return this.run('streams', bytes, limits) as Promise<FitStreamsOutcome>;
+  /** The streams of a file, whichever its format; rejects like `decodeActivity`. */
+  decodeStreams(bytes: Uint8Array, limits: DecodeLimits): Promise<ActivityStreamsOutcome> {
+    return this.run('streams', bytes, limits, 'any') as Promise<ActivityStreamsOutcome>;
   }
 
-  private run(kind: DecodeKind, bytes: Uint8Array, limits: DecodeLimits): Promise<DecodeOutcome> {
+  private run(
+    kind: DecodeKind,
+    bytes: Uint8Array,
+    limits: DecodeLimits,
+    accept: AcceptedFormats,
+  ): Promise<DecodeOutcome> {
     if (this.closed) return Promise.reject(new FitDecoderError('the FIT decoder pool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({
@@ -168,6 +181,7 @@ export class FitDecoderPool {
         kind,
         bytes,
         options: { maxRecords: limits.maxRecords },
+        accept,
         timeoutMs: limits.timeoutMs,
         resolve,
         reject,
@@ -201,7 +215,13 @@ export class FitDecoderPool {
       slot.worker.ref();
       // A private copy moved to the worker (which frees it when done); the caller keeps its own bytes to store.
       const copy = new Uint8Array(pending.bytes);
-      const task: DecodeTask = { id: pending.id, kind: pending.kind, bytes: copy, options: pending.options };
+      const task: DecodeTask = {
+        id: pending.id,
+        kind: pending.kind,
+        bytes: copy,
+        options: pending.options,
+        accept: pending.accept,
+      };
       slot.worker.postMessage(task, [copy.buffer]);
     }
   }

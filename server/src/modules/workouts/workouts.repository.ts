@@ -1,3 +1,4 @@
+import type { ActivityFileFormat } from '@pacer/contract';
 import { type Expression, type Insertable, type RawBuilder, sql } from 'kysely';
 import { type DbOrTrx, preparedStatement } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
@@ -217,13 +218,16 @@ export async function findWorkoutFile(
   db: DbOrTrx,
   userId: string,
   id: string,
-): Promise<{ bytes: Buffer; name: string; fileName: string | null; fileSha256: string } | undefined> {
+): Promise<
+  | { bytes: Buffer; name: string; fileName: string | null; fileSha256: string; fileFormat: ActivityFileFormat }
+  | undefined
+> {
   return db
     .selectFrom('workoutFiles')
     .innerJoin('workouts', (join) =>
       join.onRef('workouts.userId', '=', 'workoutFiles.userId').onRef('workouts.id', '=', 'workoutFiles.workoutId'),
     )
-    .select(['workoutFiles.bytes', 'workouts.name', 'workouts.fileName', 'workouts.fileSha256'])
+    .select(['workoutFiles.bytes', 'workouts.name', 'workouts.fileName', 'workouts.fileSha256', 'workouts.fileFormat'])
     .where('workoutFiles.userId', '=', userId)
     .where('workoutFiles.workoutId', '=', id)
     .executeTakeFirst();

@@ -5,7 +5,8 @@ import { resolveDatePage } from '../../lib/date-range.ts';
 import { localDateOf } from '../../lib/dates.ts';
 import { findUserById } from '../accounts/user.repository.ts';
 import type { Actor } from '../../lib/actor.ts';
-import type { DecodedActivity, FitRefusal } from './fit-activity.ts';
+import type { DecodedActivity } from './fit-activity.ts';
+import type { AcceptedFormats, ActivityFormat, ActivityRefusal } from './activity-file.ts';
 import type { DecodeTicket, FitDecodeQueue } from './fit-decode-queue.ts';
 import { FitDecodeTimeoutError, FitDecoderError } from './fit-decoder.pool.ts';
 import { trainingStressScore } from './power-metrics.ts';
@@ -27,10 +28,11 @@ import { decodeCursor, encodeCursor, UUID_PATTERN, keysetPage, type KeysetPage }
 import { inTransaction } from '../../db/transaction.ts';
 import { type InputWriteDeps, recordChange } from '../changes/changes.repository.ts';
 
-/** A FIT upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
+/** An activity file upload as the HTTP layer parsed it (`http/fit-upload.middleware.ts`). */
 export interface FitUpload {
+  /** The file, decompressed when it was sent gzip-compressed. */
   readonly bytes: Buffer;
-  /** SHA-256 of `bytes`, lowercase hex, computed while the body streamed in. */
+  /** SHA-256 of `bytes` (the decompressed file), lowercase hex, computed while the body streamed in. */
   readonly sha256: string;
   readonly fileName: string | null;
   /** Absent when the form did not send a (non-empty) `name`. */
@@ -79,18 +81,21 @@ function relabelOf(upload: FitUpload): WorkoutRelabel {
 }
 
 /**
- * Upload a FIT file (docs/design.md §3 "Sync resources"): an upsert keyed on
- * (user, SHA-256 of the bytes). Bytes seen before only relabel their workout
- * (200) without decoding again; new bytes are decoded in the worker pool and
- * stored with the original file and their change record in one statement
- * (201). A file the decoder refuses is a 422 and nothing is stored. The streams are decoded on their
- * first read (see `getWorkoutStreams`), which keeps uploads (and bulk
- * imports) fast and stores nothing for workouts nobody charts.
+ * Upload an activity file (docs/design.md §3 "Sync resources"): an upsert
+ * keyed on (user, SHA-256 of the decompressed bytes). Bytes seen before only
+ * relabel their workout (200) without decoding again; new bytes are decoded
+ * in the worker pool (FIT only with `accept` `fit`, else FIT, TCX or GPX,
+ * told by the content) and stored with the original file and their change
+ * record in one statement (201). A file the decoder refuses is a 422 and
+ * nothing is stored. The streams are decoded on their first read (see
+ * `getWorkoutStreams`), which keeps uploads (and bulk imports) fast and
+ * stores nothing for workouts nobody charts.
  */
-export async function uploadFitWorkout(
+export async function uploadWorkoutFile(
   deps: WorkoutsDeps,
   actor: Actor,
   upload: FitUpload,
+  accept: AcceptedFormats,
 ): Promise<WorkoutUploadResult> {
   const relabel = relabelOf(upload);
   const knownId = await findWorkoutIdByFile(deps.db, actor.userId, upload.sha256);
@@ -101,8 +106,8 @@ export async function uploadFitWorkout(
   }
 
   // The user's FTP (for the training stress) is read while the worker decodes.
-  const [activity, user] = await Promise.all([
-    decodeOrRefuse(upload.ticket, upload.bytes),
+  const [{ activity, format }, user] = await Promise.all([
+    decodeOrRefuse(upload.ticket, upload.bytes, accept),
     findUserById(deps.db, actor.userId),
   ]);
   const localStart = localStartOf(activity, actor.timeZone);
@@ -117,6 +122,7 @@ export async function uploadFitWorkout(
       fileSha256: upload.sha256,
       fileSize: upload.bytes.length,
       fileName: upload.fileName,
+      fileFormat: format,
       name: upload.name ?? defaultName(activity.sport, localStart.hour),
       metadata: JSON.stringify(upload.metadata ?? {}),
       source: actor.source,
@@ -147,12 +153,16 @@ export async function uploadFitWorkout(
 }
 
 /** Decoded in the worker pool; a file the decoder refuses, or that exhausts a worker's time or memory, is a 422. */
-async function decodeOrRefuse(ticket: DecodeTicket, bytes: Uint8Array): Promise<DecodedActivity> {
-  const outcome = await ticket.decodeActivity(bytes).catch((error: unknown) => {
+async function decodeOrRefuse(
+  ticket: DecodeTicket,
+  bytes: Uint8Array,
+  accept: AcceptedFormats,
+): Promise<{ activity: DecodedActivity; format: ActivityFormat }> {
+  const outcome = await ticket.decodeActivity(bytes, accept).catch((error: unknown) => {
     throw asRefusal(ticket, error);
   });
   if (!outcome.ok) throw refusal(ticket, outcome);
-  return outcome.activity;
+  return { activity: outcome.activity, format: outcome.format };
 }
 
 /** A worker that ran out of time (`fit_decode_timeout`) or memory (`unprocessable`) on the file; other errors are ours. */
@@ -171,16 +181,23 @@ function asRefusal(ticket: DecodeTicket, error: unknown): unknown {
   });
 }
 
-/** What each refusal tells the athlete, after "The file …" (the codes: fit-activity.ts `FitRefusalCode`). */
-const REFUSAL_WORDS: Record<Exclude<FitRefusal['code'], 'fit_too_many_records'>, string> = {
+/** What each refusal tells the athlete, after "The file …" (the codes: fit-activity.ts, activity-xml.ts). */
+const REFUSAL_WORDS: Record<Exclude<ActivityRefusal['code'], 'fit_too_many_records'>, string> = {
   fit_not_fit_file: 'is not a FIT file',
   fit_corrupt_header: 'has a damaged FIT header',
   fit_not_activity: 'is not an activity',
   fit_no_activity: 'holds no activity',
   fit_unreadable: 'cannot be read',
+  activity_file_empty: 'is empty',
+  activity_format_unknown: 'is neither FIT, TCX nor GPX',
+  activity_xml_malformed: 'is not well-formed XML',
+  activity_too_many_records: 'holds more track points than this server reads from one file',
+  gpx_no_track: 'has no GPX track',
+  gpx_no_times: 'has a GPX track without times',
+  tcx_no_activity: 'holds no TCX activity',
 };
 
-function refusal(ticket: DecodeTicket, outcome: FitRefusal): AppError {
+function refusal(ticket: DecodeTicket, outcome: ActivityRefusal): AppError {
   if (outcome.code === 'fit_too_many_records') {
     const limit = ticket.limits.maxRecords;
     return new AppError(
@@ -299,7 +316,8 @@ export interface WorkoutFileDownload {
 export async function getWorkoutFile(db: Db, actor: Actor, id: string): Promise<WorkoutFileDownload> {
   const file = await findWorkoutFile(db, actor.userId, id);
   if (!file) throw notFound();
-  const fileName = file.fileName ?? `${file.name.replace(/[^\w.-]+/g, '_').slice(0, 100) || 'workout'}.fit`;
+  const fileName =
+    file.fileName ?? `${file.name.replace(/[^\w.-]+/g, '_').slice(0, 100) || 'workout'}.${file.fileFormat}`;
   return { bytes: file.bytes, fileName, sha256: file.fileSha256 };
 }
 
@@ -351,7 +369,7 @@ async function decodeStoredStreams(
   // A file stored before the record limit was lowered: refused like an upload.
   if (!outcome.ok && outcome.code === 'fit_too_many_records') throw refusal(ticket, outcome);
   // The file decoded when it was uploaded; failing now is our fault, not the caller's.
-  if (!outcome.ok) throw new Error(`stored FIT file of workout ${id} no longer decodes: ${outcome.reason}`);
+  if (!outcome.ok) throw new Error(`stored file of workout ${id} no longer decodes: ${outcome.reason}`);
   await cacheWorkoutStreams(deps.db, { workoutId: id, userId: actor.userId, streamsJson: outcome.streamsJson });
   return outcome.streamsJson;
 }
@@ -389,7 +407,7 @@ export function toWorkout(row: WorkoutWithDuplicate): Workout {
     device: { manufacturer: row.deviceManufacturer, product: row.deviceProduct, serial: row.deviceSerial },
     truncated: row.truncated,
     possibleDuplicateOf: row.possibleDuplicateOf,
-    file: { sha256: row.fileSha256, sizeBytes: row.fileSize, fileName: row.fileName },
+    file: { sha256: row.fileSha256, sizeBytes: row.fileSize, fileName: row.fileName, format: row.fileFormat },
     source: row.source,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
