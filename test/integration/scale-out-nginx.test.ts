@@ -1204,6 +1204,15 @@ describe('scale-out behind nginx', () => {
       });
       const rel = (name: string) => ((events[name] ?? t0) - t0) / 1000;
       console.log(`\nscale-out behind nginx: ${DURATION_MS / 1000} s of traffic, 3 API + 2 worker processes\n`);
+      // One line to compare runs by: every try sent, the writes among them, and what failed where.
+      const writeTries = attempts.filter((attempt) => WRITE_KINDS.has(attempt.kind));
+      console.log(
+        `scale-out counts: requests=${attempts.length} writes=${writeTries.length} ` +
+          `writesAcked=${acked.length} failedTries=${attempts.filter(failed).length} ` +
+          `(sigkillWindow=${failedInSigkill.length} sigtermWindow=${failedInSigterm.length} ` +
+          `bySigterm=${failedBySigterm.length} elsewhere=${failedElsewhere.length}) ` +
+          `sigtermDrainMs=${(events['apiSigtermExited'] ?? 0) - sigtermFrom} unacked=${unackedDetails.length}\n`,
+      );
       console.table(table);
       console.table(
         [...ALL_CLIENTS].map((address) => ({
