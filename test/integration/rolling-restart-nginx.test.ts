@@ -14,6 +14,7 @@
  * exit 0 by itself before its shutdown timeout, and nginx must have logged no
  * upstream error.
  */
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, createPool, type Db } from '../../server/src/db/database.ts';
 import { makeUser, mintToken } from '../support/factories.ts';
@@ -94,7 +95,7 @@ describe('rolling restarts behind nginx', () => {
           const { token } = await mintToken(db as Db, user, { scopes: ['health:write'] });
           const http = new LoopbackClient(proxy.url, address, BURST_IN_FLIGHT);
           clients.push(http);
-          return { address, token, http, sent: 0 };
+          return { address, userId: user.id, token, http, sent: 0 };
         }),
       );
 
@@ -164,10 +165,27 @@ describe('rolling restarts behind nginx', () => {
       await Promise.all([traffic, rhythm]);
 
       const failed = tries.filter((attempt) => attempt.status < 200 || attempt.status >= 300);
-      const nginxErrors = (await proxy.errorLog())
-        .split('\n')
-        // A refused connection (the port closed) is tried on the other process: expected, and safe for a POST.
-        .filter((line) => /\[(error|warn)\]/.test(line) && !line.includes('while connecting to upstream'));
+      // nginx's upstream errors: a refused connection (the port closed) is tried on the other process, which is
+      // safe for a POST; a reset one is what the example config's @resend_keyed_write sends once more (every POST
+      // here carries an Idempotency-Key). Anything else is a finding.
+      const upstreamErrors = (await proxy.errorLog()).split('\n').filter((line) => /\[(error|warn)\]/.test(line));
+      const refused =
+        /(connect\(\) failed \(111: Connection refused\)|upstream server temporarily disabled) while connecting/;
+      const reset =
+        /(\(104: Connection reset by peer\)|upstream prematurely closed connection|upstream server temporarily disabled) while reading response header/;
+      const resent = upstreamErrors.filter((line) => reset.test(line) && !line.includes('temporarily disabled'));
+      const nginxErrors = upstreamErrors.filter((line) => !refused.test(line) && !reset.test(line));
+      // Each acknowledged POST is its own day: stored once, and never written a second time (a resent copy replays).
+      const stored = await (db)
+        .selectFrom('wellness')
+        .select((eb) => [eb.fn.countAll<number>().as('rows')])
+        .select(sql<number>`count(*) filter (where updated_at <> created_at)::int`.as('rewritten'))
+        .where(
+          'userId',
+          'in',
+          senders.map((sender) => sender.userId),
+        )
+        .executeTakeFirstOrThrow();
       const byStatus: Record<string, number> = {};
       for (const attempt of tries) byStatus[attempt.status] = (byStatus[attempt.status] ?? 0) + 1;
       console.log(
@@ -178,6 +196,8 @@ describe('rolling restarts behind nginx', () => {
               byStatus,
               failed: failed.map((attempt) => ({ ...attempt, startedAt: attempt.startedAt - t0 })),
               restarts,
+              resentAfterReset: resent.length,
+              stored,
               nginxErrors: nginxErrors.slice(0, 20),
             },
           },
@@ -187,6 +207,10 @@ describe('rolling restarts behind nginx', () => {
       );
 
       expect.soft(failed).toEqual([]);
+      expect.soft({ rows: Number(stored.rows), rewritten: stored.rewritten }).toEqual({
+        rows: tries.length - failed.length,
+        rewritten: 0,
+      });
       expect.soft(nginxErrors).toEqual([]);
       for (const restart of restarts) {
         expect.soft(restart.exit).toEqual({ code: 0, signal: null });
