@@ -176,7 +176,7 @@ describe('rolling restarts behind nginx', () => {
       const resent = upstreamErrors.filter((line) => reset.test(line) && !line.includes('temporarily disabled'));
       const nginxErrors = upstreamErrors.filter((line) => !refused.test(line) && !reset.test(line));
       // Each acknowledged POST is its own day: stored once, and never written a second time (a resent copy replays).
-      const stored = await (db)
+      const stored = await db
         .selectFrom('wellness')
         .select((eb) => [eb.fn.countAll<number>().as('rows')])
         .select(sql<number>`count(*) filter (where updated_at <> created_at)::int`.as('rewritten'))
@@ -196,9 +196,24 @@ describe('rolling restarts behind nginx', () => {
               byStatus,
               failed: failed.map((attempt) => ({ ...attempt, startedAt: attempt.startedAt - t0 })),
               restarts,
+              t0: new Date(t0).toISOString(),
               resentAfterReset: resent.length,
+              resets: resent.slice(0, 10).map((line) => line.slice(0, 120)),
               stored,
               nginxErrors: nginxErrors.slice(0, 20),
+              apiPorts,
+              // When something failed: every upstream error, short (time, nginx worker, what, upstream).
+              upstreamErrors:
+                failed.length === 0
+                  ? []
+                  : upstreamErrors.map((line) =>
+                      [
+                        / (\d\d:\d\d:\d\d) /.exec(line)?.[1],
+                        / (\d+)#/.exec(line)?.[1],
+                        /\*\d+ ([^,]+?) while/.exec(line)?.[1],
+                        /upstream: "([^"]+)"/.exec(line)?.[1],
+                      ].join(' '),
+                    ),
             },
           },
           null,
