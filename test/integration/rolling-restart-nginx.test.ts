@@ -157,7 +157,22 @@ describe('rolling restarts behind nginx', () => {
           drainMs: Date.now() - signalAt,
           exit: { code: draining.child.exitCode, signal: draining.child.signalCode },
         });
+        const accessLinesBefore = (await proxy.accessLog()).split('\n').length;
         apis[slot] = await startApi(slot);
+        // As an operator would: the next restart waits until nginx has the replacement back in rotation (a request
+        // answered through it). Until then nginx sends it one probe at a time, and restarting the other process
+        // meanwhile leaves nginx no upstream to send to ("no live upstreams", a 502 for every request).
+        const backDeadline = Date.now() + 60_000;
+        const servedBy = `upstream=127.0.0.1:${apiPorts[slot]} ustatus=2`;
+        while (
+          !(await proxy.accessLog())
+            .split('\n')
+            .slice(accessLinesBefore)
+            .some((line) => line.includes(servedBy))
+        ) {
+          if (Date.now() > backDeadline) throw new Error(`nginx sent nothing to the replacement on ${apiPorts[slot]}`);
+          await sleep(100);
+        }
         // Traffic on both again (nginx retries the slot after fail_timeout), through a lull and a burst or two.
         await sleep(2 * (BURST_MS + LULL_MS) + 500);
       }
