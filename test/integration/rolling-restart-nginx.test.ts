@@ -10,9 +10,12 @@
  * connection still waiting in the closing listener's accept queue, and nginx
  * never sends a POST again once it went out (502).
  *
- * Every try of every POST must be answered 2xx, each restarted process must
- * exit 0 by itself before its shutdown timeout, and nginx must have logged no
- * upstream error.
+ * Every try of every POST (each with an Idempotency-Key) must be answered 2xx
+ * and stored once, each restarted process must exit 0 by itself before its
+ * shutdown timeout, and nginx must have logged no upstream error but refused
+ * connections and the resets it sent once more (`@resend_keyed_write`).
+ * Before each restart the test waits, as an operator should, until nginx
+ * sends the previous replacement traffic again.
  */
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
