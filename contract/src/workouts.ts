@@ -237,7 +237,7 @@ export const workoutsContract = c.router({
       422: ProblemSchema.describe(
         'The file is not a FIT activity, and nothing is stored: ' +
           'a FIT file that is not one (`fit_not_fit_file`), whose header fails its CRC (`fit_corrupt_header`), of another type: settings, monitoring, weight scale, workout, … (`fit_not_activity`), with no session and no timed record (`fit_no_activity`), or with data that cannot be read into messages within bounds (`fit_unreadable`); a file that runs the decoder out of memory (`unprocessable`; `detail` carries the reason)' +
-          '; a TCX or GPX file (`unprocessable`: use `POST /api/workouts/upload`). Or it holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`), or is corrupt gzip data (`upload_gzip_invalid`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).',
+          '; a TCX or GPX file is not FIT either (`fit_not_fit_file`: send it to `POST /api/workouts/upload`). Or it holds more data messages than `PACER_FIT_MAX_RECORDS` (`fit_too_many_records`), took longer to read than `PACER_FIT_DECODE_TIMEOUT_MS` (`fit_decode_timeout`), or is corrupt gzip data (`upload_gzip_invalid`); nothing is stored. Or the `Idempotency-Key` was already used with a different request (`idempotency_key_reused`).',
       ),
     },
     metadata: requireScopes('workout:write'),

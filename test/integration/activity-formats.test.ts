@@ -393,7 +393,7 @@ describe('gzip', () => {
     const bytes = new TextEncoder().encode(text.replace('GPSBabel', 'GPSBabel (sent as FIT)'));
     const gpx = await upload(bytes, 'korita.gpx', 'upload-fit');
     expect(gpx.status).toBe(422);
-    expect(asProblem(gpx.body).code).toBe('unprocessable');
+    expect(asProblem(gpx.body).code).toBe('fit_not_fit_file');
   });
 });
 

@@ -65,8 +65,15 @@ const CLIENT_PACE_PER_MINUTE = 500;
  * per-address and per-app windows (`PACER_WEBHOOK_RATE_LIMIT_*`: 2400 and 6000 a minute), so it gets no 429.
  */
 const WEBHOOK_PACE_PER_MINUTE = 1200;
-/** The noisy client's reads, sent as fast as nginx takes them: this many over its window. */
+/**
+ * The noisy client sends reads as fast as nginx takes them until this many were refused 429. On a loaded machine
+ * it may not pass its limit within its first window: then it goes on until it does in a later one, up to
+ * NOISY_MAX_READS reads or NOISY_MAX_MS. It stops within a second or two of the first 429 (refusals are quick), so
+ * every 429 falls in the window the counters hold at the end.
+ */
 const NOISY_OVER_LIMIT = 200;
+const NOISY_MAX_READS = 5 * IP_LIMIT_PER_MINUTE;
+const NOISY_MAX_MS = 240_000;
 /** Requests a simulated client has in flight at once. */
 const IN_FLIGHT_PER_CLIENT = 6;
 /** Tries of one logical request before the client gives up. */
@@ -657,9 +664,9 @@ describe('scale-out behind nginx', () => {
       const noisyStatuses = new Map<number, number>();
       const noisyBurst = async () => {
         let sent = 0;
-        const total = IP_LIMIT_PER_MINUTE + NOISY_OVER_LIMIT;
+        const deadline = Date.now() + NOISY_MAX_MS;
         const loop = async () => {
-          while (sent < total) {
+          while ((noisyStatuses.get(429) ?? 0) < NOISY_OVER_LIMIT && sent < NOISY_MAX_READS && Date.now() < deadline) {
             sent++;
             const requestId = `n16-${sent}`;
             const startedAt = Date.now();
@@ -1163,9 +1170,12 @@ describe('scale-out behind nginx', () => {
         }
       }
       // PostgreSQL refusing connections is the machine's doing (max_connections shared with whatever else runs on
-      // it), not the service's: the client retries those 500s. Any other error is a finding.
+      // it), not the service's, and so is a new connection to it not set up within the pool's connect timeout on a
+      // machine with many times more runnable processes than cores: the client retries those 500s. Any other
+      // error is a finding.
+      const machineLimits = ['sorry, too many clients already', 'Connection terminated due to connection timeout'];
       const unexpectedErrors = Object.fromEntries(
-        Object.entries(serverErrors).filter(([what]) => !what.endsWith('sorry, too many clients already')),
+        Object.entries(serverErrors).filter(([what]) => !machineLimits.some((limit) => what.includes(limit))),
       );
 
       // --- the summary ---
@@ -1204,6 +1214,15 @@ describe('scale-out behind nginx', () => {
       });
       const rel = (name: string) => ((events[name] ?? t0) - t0) / 1000;
       console.log(`\nscale-out behind nginx: ${DURATION_MS / 1000} s of traffic, 3 API + 2 worker processes\n`);
+      // One line to compare runs by: every try sent, the writes among them, and what failed where.
+      const writeTries = attempts.filter((attempt) => WRITE_KINDS.has(attempt.kind));
+      console.log(
+        `scale-out counts: requests=${attempts.length} writes=${writeTries.length} ` +
+          `writesAcked=${acked.length} failedTries=${attempts.filter(failed).length} ` +
+          `(sigkillWindow=${failedInSigkill.length} sigtermWindow=${failedInSigterm.length} ` +
+          `bySigterm=${failedBySigterm.length} elsewhere=${failedElsewhere.length}) ` +
+          `sigtermDrainMs=${(events['apiSigtermExited'] ?? 0) - sigtermFrom} unacked=${unackedDetails.length}\n`,
+      );
       console.table(table);
       console.table(
         [...ALL_CLIENTS].map((address) => ({
