@@ -137,7 +137,15 @@ describe.skipIf(bin === undefined)('reads from a streaming replica', () => {
       const ready = await readiness(api);
       expect(ready).toMatchObject({ status: 'ok', replica: 'ok' });
       expect(ready.replicaLagMs).toBeGreaterThanOrEqual(0);
-      expect(ready.replicaLagMs).toBeLessThan(1000);
+      // An idle replica's sampled lag falls under a second (a busy machine can show more for a sample or two).
+      await waitFor(
+        async () => {
+          const again = await readiness(api);
+          return again.replica === 'ok' && again.replicaLagMs !== null && again.replicaLagMs < 1000;
+        },
+        'a replica lag under 1 s in /readyz',
+        15_000,
+      );
     }
   });
 
