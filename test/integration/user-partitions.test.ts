@@ -160,7 +160,7 @@ async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
 function onlyColumnsOf(before: Record<string, unknown[]>, after: Record<string, unknown[]>): Record<string, unknown[]> {
   return Object.fromEntries(
     Object.entries(after).map(([table, rows]) => {
-      const columns = Object.keys((before[table]?.[0] ?? {}) as object);
+      const columns = Object.keys(before[table]?.[0] ?? {});
       return [
         table,
         rows.map((row) =>
