@@ -1,4 +1,5 @@
 import {
+  ACTIVITY_FILE_FORMATS,
   ASYNC_JOB_STATUSES,
   ASYNC_JOB_TYPES,
   MCP_EXECUTION_STATUSES,
@@ -31,6 +32,7 @@ const CONTRACT_ENUM_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   'daily_recovery.status': RECOVERY_STATUSES,
   'recommendations.kind': RECOMMENDATION_KINDS,
   'recommendations.status': RECOMMENDATION_STATUSES,
+  'workouts.file_format': ACTIVITY_FILE_FORMATS,
 };
 
 /** Enum columns the wire never shows: their values live in tables.ts alone. */
