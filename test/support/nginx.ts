@@ -7,11 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { exited, ROOT } from './process.ts';
-import { sleep } from './wait.ts';
+import { exited, ROOT, untilListening } from './process.ts';
 
 export const DEPLOY_NGINX_CONF = path.join(ROOT, 'deploy/nginx.conf');
 
@@ -98,17 +96,6 @@ export interface StartNginxOptions {
   readonly template?: string;
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 /**
  * Start nginx in the foreground (`daemon off`) from the example config,
  * rewritten for `options`, and wait until it accepts connections. The
@@ -167,19 +154,6 @@ export async function startNginx(options: StartNginxOptions): Promise<Nginx> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      const log = await nginx.errorLog();
-      await nginx.stop();
-      throw new Error(`nginx exited at start-up:\n${log}`);
-    }
-    if (await accepts(options.port)) return nginx;
-    if (Date.now() > deadline) {
-      const log = await nginx.errorLog();
-      await nginx.stop();
-      throw new Error(`nginx not listening on ${options.port} after 10 s:\n${log}`);
-    }
-    await sleep(25);
-  }
+  await untilListening('nginx', child, options.port, { log: () => nginx.errorLog(), stop: () => nginx.stop() });
+  return nginx;
 }

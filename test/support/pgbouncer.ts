@@ -8,11 +8,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { exited } from './process.ts';
-import { sleep } from './wait.ts';
+import { exited, untilListening } from './process.ts';
 
 /** Debian's pgbouncer (`/usr/sbin` is not on every user's PATH); PACER_PGBOUNCER overrides the path. */
 export function pgbouncerPath(): string | undefined {
@@ -45,17 +43,6 @@ export interface PgBouncer {
   urlFor(database: string): string;
   log(): Promise<string>;
   stop(): Promise<void>;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** The `postgres` OS user's ids, for a root caller. */
@@ -141,19 +128,6 @@ export async function startPgBouncer(options: StartPgBouncerOptions): Promise<Pg
       await rm(dir, { recursive: true, force: true });
     },
   };
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      const log = await bouncer.log();
-      await bouncer.stop();
-      throw new Error(`pgbouncer exited at start-up:\n${log}`);
-    }
-    if (await accepts(options.port)) return bouncer;
-    if (Date.now() > deadline) {
-      const log = await bouncer.log();
-      await bouncer.stop();
-      throw new Error(`pgbouncer not listening on ${options.port} after 10 s:\n${log}`);
-    }
-    await sleep(25);
-  }
+  await untilListening('pgbouncer', child, options.port, bouncer);
+  return bouncer;
 }

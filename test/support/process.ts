@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cp, mkdir, readdir, symlink } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
+import { sleep } from './wait.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -72,6 +74,46 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Wait up to 10 s until the server `child` (`name` in messages) accepts
+ * connections on `port`. If it exits first, or never listens, `server` is
+ * stopped and the error carries its log.
+ */
+export async function untilListening(
+  name: string,
+  child: ChildProcess,
+  port: number,
+  server: { log(): Promise<string>; stop(): Promise<void> },
+): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const log = await server.log();
+      await server.stop();
+      throw new Error(`${name} exited at start-up:\n${log}`);
+    }
+    if (await accepts(port)) return;
+    if (Date.now() > deadline) {
+      const log = await server.log();
+      await server.stop();
+      throw new Error(`${name} not listening on ${port} after 10 s:\n${log}`);
+    }
+    await sleep(25);
+  }
 }
 
 /**
