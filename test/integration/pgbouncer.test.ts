@@ -29,6 +29,7 @@ import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../support/pgboun
 import { runPacer } from '../support/process.ts';
 import { waitForRecompute } from '../support/recompute.ts';
 import { createEmptyDatabase, databaseUrlFor, dropDatabase, freePort } from '../support/test-server.ts';
+import { deliveriesByState } from '../support/queue-state.ts';
 import { waitFor } from '../support/wait.ts';
 import { startPacerProcess, type PacerProcess } from '../support/webhooks-cluster.ts';
 import { sign } from '../support/webhooks.ts';
@@ -393,15 +394,7 @@ describe.skipIf(!PGBOUNCER_INSTALLED)(
       expect(new Set(files.map((row) => row.fileSha256)).size).toBe(files.length);
 
       // --- every webhook processed once by the worker ---
-      const deliveryStates = async () => {
-        const rows = await check
-          .selectFrom('webhookDeliveries')
-          .select(['state', (eb) => eb.fn.countAll<number>().as('count')])
-          .where('clientId', '=', webhookApp.clientId)
-          .groupBy('state')
-          .execute();
-        return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
-      };
+      const deliveryStates = () => deliveriesByState(check, webhookApp.clientId);
       await waitFor(
         async () => (await deliveryStates())['processed'] === WEBHOOKS,
         'every webhook delivery to be processed',

@@ -45,7 +45,7 @@ import { webhookDeliveryQueue } from '../../server/src/queue/queues.ts';
 import { buildFitActivity, rideSamples } from '../support/fit-fixtures.ts';
 import { LoopbackClient, type LoopbackAnswer, type LoopbackRequest } from '../support/loopback-client.ts';
 import { startNginx, type Nginx } from '../support/nginx.ts';
-import { jobsByState } from '../support/queue-state.ts';
+import { deliveriesByState, jobsByState } from '../support/queue-state.ts';
 import { cloneTemplateDatabase, databaseUrlFor, dropDatabase, freePort } from '../support/test-server.ts';
 import { sign } from '../support/webhooks.ts';
 import { startPacerProcess, type PacerProcess } from '../support/webhooks-cluster.ts';
@@ -802,15 +802,7 @@ describe('scale-out behind nginx', () => {
       events['trafficEnd'] = Date.now();
 
       // --- drain: every matched delivery settles (the dead worker's come back after their job expires) ---
-      const deliveryStates = async () => {
-        const rows = await check
-          .selectFrom('webhookDeliveries')
-          .select(['state', (eb) => eb.fn.countAll<number>().as('count')])
-          .where('clientId', '=', webhookApp.clientId)
-          .groupBy('state')
-          .execute();
-        return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
-      };
+      const deliveryStates = () => deliveriesByState(check, webhookApp.clientId);
       const unsettled = ['received', 'queued', 'processing', 'retrying'];
       const drainDeadline = Date.now() + DRAIN_TIMEOUT_MS;
       let states = await deliveryStates();

@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, createPool, type Db } from '../../server/src/db/database.ts';
 import type { User } from '../../server/src/db/tables.ts';
 import { makeUser, makeWebhookApp, mintToken } from '../support/factories.ts';
+import { deliveriesByState, jobsByState } from '../support/queue-state.ts';
 import { startPacerProcess, type PacerProcess } from '../support/webhooks-cluster.ts';
 import { cloneTemplateDatabase, databaseUrlFor, dropDatabase } from '../support/test-server.ts';
 import { sleep } from '../support/wait.ts';
@@ -44,23 +45,6 @@ afterAll(async () => {
 function dateOf(index: number): string {
   const day = new Date(Date.UTC(2020, 0, 1) + Math.floor(index / USERS) * 86_400_000);
   return day.toISOString().slice(0, 10);
-}
-
-async function countByState(db: Db, clientId: string): Promise<Record<string, number>> {
-  const rows = await db
-    .selectFrom('webhookDeliveries')
-    .select(['state', (eb) => eb.fn.countAll<number>().as('count')])
-    .where('clientId', '=', clientId)
-    .groupBy('state')
-    .execute();
-  return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
-}
-
-async function jobsByState(db: Db, queue: string): Promise<Record<string, number>> {
-  const { rows } = await sql<{ state: string; count: number }>`
-    SELECT state::text AS state, count(*)::int AS count FROM pgboss.job WHERE name = ${queue} GROUP BY state
-  `.execute(db);
-  return Object.fromEntries(rows.map((row) => [row.state, row.count]));
 }
 
 describe('webhook processing survives a worker killed mid-batch', () => {
@@ -142,7 +126,7 @@ describe('webhook processing survives a worker killed mid-batch', () => {
       }
       const killDeadline = Date.now() + 120_000;
       for (;;) {
-        processedBeforeKill = (await countByState(db, client.clientId))['processed'] ?? 0;
+        processedBeforeKill = (await deliveriesByState(db, client.clientId))['processed'] ?? 0;
         const active = (await jobsByState(db, 'webhooks.deliver'))['active'] ?? 0;
         if (processedBeforeKill >= KILL_AFTER && active > 0) break;
         if (sendFailed !== undefined) await sending;
@@ -171,7 +155,7 @@ describe('webhook processing survives a worker killed mid-batch', () => {
         midAttempt = ids;
         heldJobs = active;
       }
-      stateAtKill = await countByState(db, client.clientId);
+      stateAtKill = await deliveriesByState(db, client.clientId);
     }
     // The kill hit a worker holding jobs: they stay `active` until their expiry.
     expect(heldJobs).toBeGreaterThan(0);
@@ -192,14 +176,14 @@ describe('webhook processing survives a worker killed mid-batch', () => {
     // A delivery is marked processed before its worker reports the job
     // complete to pg-boss, so both are waited for.
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-    let counts = await countByState(db, client.clientId);
+    let counts = await deliveriesByState(db, client.clientId);
     let jobs = await jobsByState(db, 'webhooks.deliver');
     while (
       ((counts['processed'] ?? 0) < DELIVERIES || (jobs['completed'] ?? 0) < DELIVERIES) &&
       Date.now() < deadline
     ) {
       await sleep(250);
-      counts = await countByState(db, client.clientId);
+      counts = await deliveriesByState(db, client.clientId);
       jobs = await jobsByState(db, 'webhooks.deliver');
     }
     const drainedAt = Date.now();

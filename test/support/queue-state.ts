@@ -9,6 +9,17 @@ export async function jobsByState(db: Db, queue: string): Promise<Record<string,
   return Object.fromEntries(rows.map((row) => [row.state, row.count]));
 }
 
+/** How many of a webhook app's deliveries are in each state (`received`, `queued`, `processed`, ...). */
+export async function deliveriesByState(db: Db, clientId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('webhookDeliveries')
+    .select(['state', (eb) => eb.fn.countAll<number>().as('count')])
+    .where('clientId', '=', clientId)
+    .groupBy('state')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
+}
+
 export interface QueueJob {
   readonly id: string;
   readonly state: string;
