@@ -28,6 +28,7 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { waitFor } from '../support/wait.ts';
 import { startPacerProcess } from '../support/webhooks-cluster.ts';
 import { deliver } from '../support/webhooks.ts';
+import { uploadedWorkoutRow } from '../support/training-data.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -164,19 +165,16 @@ describe('change records and runs (an API process: no drainer, runs are called h
 
   it("an upload's statement that only relabels (it lost the race to create) appends no change record", async () => {
     const { user } = await athlete();
-    const row = {
+    const row = uploadedWorkoutRow({
       userId: user.id,
       fileSha256: 'a'.repeat(64),
       fileSize: 3,
-      fileName: null,
       name: 'Ride',
-      metadata: '{}',
       source: 'test-app',
       sport: 'cycling',
       startTime: '2026-10-06T07:00:00.000Z',
       localDate: '2026-10-06',
-      laps: '[]',
-    };
+    });
     const bytes = Buffer.from([1, 2, 3]);
     const first = await upsertWorkoutWithFile(api.db, row, {}, bytes);
     const again = { ...row, name: 'Ride again', metadata: '{"device":"other"}' };

@@ -13,6 +13,7 @@ import {
   upsertWorkoutWithFile,
 } from '../../server/src/modules/workouts/workouts.repository.ts';
 import { makeUser, makeWebhookApp } from '../support/factories.ts';
+import { uploadedWorkoutRow } from '../support/training-data.ts';
 import { createTestDatabase, databaseUrlFor, dropDatabase } from '../support/test-server.ts';
 
 /**
@@ -288,7 +289,7 @@ describe('PACER_PARTITIONS on a new database', () => {
     const other = await makeUser(db);
     const stored = [];
     for (const owner of [user, other]) {
-      const row = {
+      const row = uploadedWorkoutRow({
         userId: owner.id,
         fileSha256: hex64(),
         fileSize: 3,
@@ -297,7 +298,7 @@ describe('PACER_PARTITIONS on a new database', () => {
         sport: 'ride',
         startTime: new Date('2026-11-01T07:00:00Z'),
         localDate: '2026-11-01',
-      };
+      });
       const first = await upsertWorkoutWithFile(db, row, {}, Buffer.from([1, 2, 3]));
       const again = await upsertWorkoutWithFile(db, row, { name: 'Renamed' }, Buffer.from([1, 2, 3]));
       expect({ created: first.created, again: again.created, same: again.workout.id === first.workout.id }).toEqual({

@@ -237,6 +237,14 @@ describe('POST /api/workouts/upload-fit', () => {
     expect(workout.laps.map((lap) => Math.round(lap.distanceMeters ?? 0))).toEqual([1977, 1980, 1980]);
   });
 
+  it("names and dates a file without a UTC offset on the profile zone's clock, summer time included", async () => {
+    // New York is UTC-4 in July (17:30) and UTC-5 in November (22:30 on the day before).
+    const summer = await uploaded(shortRide('2026-07-01T21:30:00Z', { serialNumber: 3003 }).bytes);
+    const winter = await uploaded(shortRide('2026-11-09T03:30:00Z', { serialNumber: 3004 }).bytes);
+    expect([summer.name, summer.localDate]).toEqual(['Afternoon ride', '2026-07-01']);
+    expect([winter.name, winter.localDate]).toEqual(['Night ride', '2026-11-08']);
+  });
+
   it('creates exactly one workout when identical uploads arrive at once at several API processes', async () => {
     // One process decodes one file per user at a time (hostile-uploads.test.ts); processes behind a load
     // balancer each decode one, and the upsert keeps them to one workout.

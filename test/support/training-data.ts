@@ -2,7 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../server/src/db/database.ts';
 import type { User } from '../../server/src/db/tables.ts';
 import { upsertWellness } from '../../server/src/modules/wellness/wellness.repository.ts';
-import { upsertWorkout, type NewWorkoutRow } from '../../server/src/modules/workouts/workouts.repository.ts';
+import {
+  upsertWorkout,
+  type NewWorkoutRow,
+  type UploadedWorkoutRow,
+} from '../../server/src/modules/workouts/workouts.repository.ts';
 
 /** A workout row as the FIT upload would store it; the file hash only has to be unique per user. */
 export async function seedWorkout(
@@ -19,6 +23,45 @@ export async function seedWorkout(
     { userId: user.id, fileSha256: sha, fileSize: 1000, name: 'Workout', source: 'test', sport: 'cycling', ...fields },
     {},
   );
+}
+
+/**
+ * A row for `upsertWorkoutWithFile`, which takes every column an upload sets:
+ * the given ones, and what an upload stores when the file has no value
+ * (null, no laps, an empty metadata object, a whole FIT file).
+ */
+export function uploadedWorkoutRow(
+  fields: Partial<UploadedWorkoutRow> &
+    Pick<
+      UploadedWorkoutRow,
+      'userId' | 'fileSha256' | 'fileSize' | 'name' | 'source' | 'sport' | 'startTime' | 'localDate'
+    >,
+): UploadedWorkoutRow {
+  return {
+    fileName: null,
+    fileFormat: 'fit',
+    metadata: '{}',
+    subSport: null,
+    utcOffsetMinutes: null,
+    elapsedSecs: null,
+    movingSecs: null,
+    distanceMeters: null,
+    ascentMeters: null,
+    avgHr: null,
+    maxHr: null,
+    avgPower: null,
+    maxPower: null,
+    normalizedPower: null,
+    avgCadence: null,
+    calories: null,
+    trainingStress: null,
+    laps: '[]',
+    deviceManufacturer: null,
+    deviceProduct: null,
+    deviceSerial: null,
+    truncated: false,
+    ...fields,
+  };
 }
 
 export interface TrainingYearOptions {

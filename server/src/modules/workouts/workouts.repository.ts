@@ -1,6 +1,6 @@
 import type { ActivityFileFormat } from '@pacer/contract';
 import { type Expression, type Insertable, type RawBuilder, sql } from 'kysely';
-import { type DbOrTrx, preparedStatement } from '../../db/database.ts';
+import { type DbOrTrx, precompiled, preparedStatement } from '../../db/database.ts';
 import type { WorkoutRow, WorkoutsTable } from '../../db/tables.ts';
 import { UPSERT_INSERTED, UPSERT_UPDATED_AT } from '../../db/upsert.ts';
 import { changeRecordsOf } from '../changes/changes.repository.ts';
@@ -55,8 +55,21 @@ export interface WorkoutRelabel {
   readonly metadata?: string;
 }
 
+/**
+ * Whether a re-upload sent a name and metadata: booleans, or the
+ * precompiled statement's placeholders for them (`precompiled`).
+ */
+interface RelabelSent {
+  readonly nameSent: unknown;
+  readonly metadataSent: unknown;
+}
+
+function relabelSent(relabel: WorkoutRelabel): RelabelSent {
+  return { nameSent: relabel.name !== undefined, metadataSent: relabel.metadata !== undefined };
+}
+
 /** The re-upload's value when it sent one (`sent`, a parameter), else the stored one. */
-function relabelled<T>(sent: boolean, excluded: Expression<T>, stored: Expression<T>): RawBuilder<T> {
+function relabelled<T>(sent: unknown, excluded: Expression<T>, stored: Expression<T>): RawBuilder<T> {
   return sql<T>`case when ${sent}::boolean then ${excluded} else ${stored} end`;
 }
 
@@ -68,15 +81,15 @@ function relabelled<T>(sent: boolean, excluded: Expression<T>, stored: Expressio
  * a value, not a different text: for rows with the same columns the text is
  * the same, so it can run as a prepared statement.
  */
-function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, relabel: WorkoutRelabel) {
+function upsertWorkoutQuery(db: DbOrTrx, row: NewWorkoutRow, sent: RelabelSent) {
   return db
     .insertInto('workouts')
     .values(row)
     .onConflict((oc) =>
       oc.columns(['userId', 'fileSha256']).doUpdateSet((eb) => ({
         updatedAt: UPSERT_UPDATED_AT,
-        name: relabelled(relabel.name !== undefined, eb.ref('excluded.name'), eb.ref('workouts.name')),
-        metadata: relabelled(relabel.metadata !== undefined, eb.ref('excluded.metadata'), eb.ref('workouts.metadata')),
+        name: relabelled(sent.nameSent, eb.ref('excluded.name'), eb.ref('workouts.name')),
+        metadata: relabelled(sent.metadataSent, eb.ref('excluded.metadata'), eb.ref('workouts.metadata')),
       })),
     );
 }
@@ -87,11 +100,113 @@ export async function upsertWorkout(
   row: NewWorkoutRow,
   relabel: WorkoutRelabel,
 ): Promise<{ id: string; created: boolean }> {
-  return upsertWorkoutQuery(db, row, relabel)
+  return upsertWorkoutQuery(db, row, relabelSent(relabel))
     .returning('id')
     .returning(UPSERT_INSERTED.as('created'))
     .executeTakeFirstOrThrow();
 }
+
+/**
+ * What an upload stores of a workout: every column it sets, each one
+ * present (null where the file has no value), so the upsert's SQL text is
+ * the same for every upload.
+ */
+export type UploadedWorkoutRow = Required<Omit<NewWorkoutRow, 'id' | 'createdAt' | 'updatedAt'>>;
+
+/** The columns of `UploadedWorkoutRow`, in the order the upsert's parameters take them. */
+const UPLOADED_WORKOUT_COLUMNS = [
+  'userId',
+  'fileSha256',
+  'fileSize',
+  'fileName',
+  'fileFormat',
+  'name',
+  'metadata',
+  'source',
+  'sport',
+  'subSport',
+  'startTime',
+  'localDate',
+  'utcOffsetMinutes',
+  'elapsedSecs',
+  'movingSecs',
+  'distanceMeters',
+  'ascentMeters',
+  'avgHr',
+  'maxHr',
+  'avgPower',
+  'maxPower',
+  'normalizedPower',
+  'avgCadence',
+  'calories',
+  'trainingStress',
+  'laps',
+  'deviceManufacturer',
+  'deviceProduct',
+  'deviceSerial',
+  'truncated',
+] as const satisfies readonly (keyof UploadedWorkoutRow)[];
+// A column added to the table (and so to the row) and not to the list fails here.
+const _everyUploadedColumnListed: Exclude<
+  keyof UploadedWorkoutRow,
+  (typeof UPLOADED_WORKOUT_COLUMNS)[number]
+> extends never
+  ? true
+  : never = true;
+
+/**
+ * The statement of `upsertWorkoutWithFile`, built and compiled once
+ * (`precompiled`): its text never changes, only its values (the row's
+ * columns in `UPLOADED_WORKOUT_COLUMNS` order, whether the re-upload sent a
+ * name and metadata, the file's bytes). Building it (four CTEs, thirty
+ * columns) through Kysely's builder, plugins and compiler on every upload
+ * cost about a millisecond of the event loop between the decode and the
+ * insert, on the upload's critical path.
+ */
+const upsertWorkoutWithFileQuery = precompiled(
+  UPLOADED_WORKOUT_COLUMNS.length + 3,
+  (db: DbOrTrx, ...values: readonly unknown[]) => {
+    const row = Object.fromEntries(
+      UPLOADED_WORKOUT_COLUMNS.map((column, index) => [column, values[index]]),
+    ) as unknown as NewWorkoutRow;
+    const [nameSent, metadataSent, bytes] = values.slice(UPLOADED_WORKOUT_COLUMNS.length);
+    // Every value is a placeholder; the constants are literals in the text (`sql.lit`).
+    return (
+      db
+        .with('upserted', () =>
+          upsertWorkoutQuery(db, row, { nameSent, metadataSent })
+            .returningAll()
+            .returning(UPSERT_INSERTED.as('created')),
+        )
+        .with('file', (qb) =>
+          qb
+            .insertInto('workoutFiles')
+            .columns(['workoutId', 'userId', 'bytes'])
+            .expression((eb) =>
+              eb
+                .selectFrom('upserted')
+                .select(['upserted.id', 'upserted.userId', sql<Buffer>`${bytes}::bytea`.as('bytes')])
+                .where('upserted.created', '=', sql.lit(true)),
+            ),
+        )
+        .with('changed', (qb) =>
+          changeRecordsOf(
+            'workouts',
+            qb
+              .selectFrom('upserted')
+              .select(['upserted.userId', 'upserted.localDate as fromDate'])
+              .where('upserted.created', '=', sql.lit(true)),
+          ),
+        )
+        .selectFrom('upserted as workouts')
+        .selectAll()
+        .select(possibleDuplicateOf())
+        // One text for every upload: planned once per connection.
+        .modifyEnd(preparedStatement('upsert_workout_with_file'))
+        .compile()
+    );
+  },
+);
 
 /**
  * An uploaded workout, its original file and its change record in one
@@ -103,40 +218,22 @@ export async function upsertWorkout(
  */
 export async function upsertWorkoutWithFile(
   db: DbOrTrx,
-  row: NewWorkoutRow,
+  row: UploadedWorkoutRow,
   relabel: WorkoutRelabel,
   bytes: Buffer,
 ): Promise<{ workout: WorkoutWithDuplicate; created: boolean }> {
-  const { created, ...workout } = await db
-    .with('upserted', () =>
-      upsertWorkoutQuery(db, row, relabel).returningAll().returning(UPSERT_INSERTED.as('created')),
-    )
-    .with('file', (qb) =>
-      qb
-        .insertInto('workoutFiles')
-        .columns(['workoutId', 'userId', 'bytes'])
-        .expression((eb) =>
-          eb
-            .selectFrom('upserted')
-            .select(['upserted.id', 'upserted.userId', sql<Buffer>`${bytes}::bytea`.as('bytes')])
-            .where('upserted.created', '=', true),
-        ),
-    )
-    .with('changed', (qb) =>
-      changeRecordsOf(
-        'workouts',
-        qb
-          .selectFrom('upserted')
-          .select(['upserted.userId', 'upserted.localDate as fromDate'])
-          .where('upserted.created', '=', true),
-      ),
-    )
-    .selectFrom('upserted as workouts')
-    .selectAll()
-    .select(possibleDuplicateOf())
-    // An upload's row has every column (null where the file has no value): one text, planned once per connection.
-    .modifyEnd(preparedStatement('upsert_workout_with_file'))
-    .executeTakeFirstOrThrow();
+  const { rows } = await db.executeQuery(
+    upsertWorkoutWithFileQuery(
+      db,
+      ...UPLOADED_WORKOUT_COLUMNS.map((column) => row[column]),
+      relabel.name !== undefined,
+      relabel.metadata !== undefined,
+      bytes,
+    ),
+  );
+  const first = rows[0];
+  if (!first) throw new Error('the workout upsert returned no row');
+  const { created, ...workout } = first;
   return { workout, created };
 }
 
