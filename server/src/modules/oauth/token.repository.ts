@@ -181,7 +181,8 @@ export interface CountedAccessTokenLookup {
   readonly hits: CounterHit[];
 }
 
-type CountedLookupRow = { readonly hitKey: string; readonly hitCount: number; readonly hitResetSecs: number } & {
+/** The counted lookup's one row: the token's columns (null for an unknown token) and the hits (null when none was counted). */
+type CountedLookupRow = { readonly hits: (CounterHit & { readonly key: string })[] | null } & {
   readonly [K in keyof AccessTokenRecord]: AccessTokenRecord[K] | null;
 };
 
@@ -211,9 +212,10 @@ const _everyKeyListed: Exclude<keyof AccessTokenRecord, (typeof RECORD_KEYS)[num
  * rate-limit windows and looks the token up: one statement does both (the
  * counting is the rate-limit module's own SQL, `counterHits`, as a CTE), so
  * a request pays one round trip and one pool connection for them. One row
- * per key comes back, the token's columns on each (null for an unknown
- * token). With `knownTokenOnly`, an unknown token counts nothing and gets no
- * row (MCP: a flood of random tokens writes no counters).
+ * comes back: the token's columns (null for an unknown token) and the hits
+ * as one JSON array, so the token's columns are parsed once, not once per
+ * key. With `knownTokenOnly`, an unknown token counts nothing and its hits
+ * are null (MCP: a flood of random tokens writes no counters).
  *
  * Its commit does not wait for the WAL to reach disk (`synchronous_commit`
  * off for this statement's own transaction only): it writes nothing but
@@ -229,10 +231,9 @@ const countedAccessTokenLookup = precompiled(
   (db: DbOrTrx, tokenHash: string, keys: readonly string[], windowSecs: number, knownTokenOnly: boolean) =>
     sql<CountedLookupRow>`with token as (${accessTokenSelect(db, tokenHash)}),
       hits as (${counterHits(keys, windowSecs, sql<boolean>`(${knownTokenOnly}::boolean is false or exists (select from token))`)})
-      select hits.key as "hitKey", hits.count as "hitCount", hits.reset_secs as "hitResetSecs",
-        ${sql.join(RECORD_KEYS.map((key) => sql`${sql.ref(`token.${key}`)} as ${sql.raw(`"${key}"`)}`))}
-      from hits left join token on true
-        cross join (select set_config('synchronous_commit', 'off', true)) as relaxed_commit
+      select ${sql.join(RECORD_KEYS.map((key) => sql`${sql.ref(`token.${key}`)} as ${sql.raw(`"${key}"`)}`))},
+        (select json_agg(json_build_object('key', key, 'count', count, 'resetSecs', reset_secs)) from hits) as hits
+      from (select set_config('synchronous_commit', 'off', true)) as relaxed_commit left join token on true
       ${preparedStatement('find_access_token_counting')}`.compile(db),
 );
 
@@ -255,15 +256,13 @@ export async function findAccessTokenCountingHits(
   const { rows } = await db.executeQuery(
     countedAccessTokenLookup(db, tokenHash, counting.keys, counting.windowSecs, counting.knownTokenOnly === true),
   );
-  // No row: an unknown token that counted nothing.
-  if (rows.length === 0) return { record: undefined, hits: [] };
-  const hits = hitsInOrder(
-    counting.keys,
-    rows.map((row) => ({ key: row.hitKey, count: row.hitCount, resetSecs: row.hitResetSecs })),
-  );
-  const first = rows[0];
-  if (!first || first.tokenId === null) return { record: undefined, hits };
-  const { hitKey: _key, hitCount: _count, hitResetSecs: _reset, ...record } = first;
+  const row = rows[0];
+  if (!row) throw new Error('the counted token lookup returned no row');
+  // No hits: an unknown token that counted nothing.
+  if (row.hits === null) return { record: undefined, hits: [] };
+  const hits = hitsInOrder(counting.keys, row.hits);
+  if (row.tokenId === null) return { record: undefined, hits };
+  const { hits: _hits, ...record } = row;
   return { record: record as AccessTokenRecord, hits };
 }
 

@@ -25,14 +25,33 @@ const SENT_PARAM = FIELD_PARAMS_FROM + WELLNESS_FIELDS.length;
 const RAW_JSON_PARAM = SENT_PARAM + 1;
 const param = (n: number) => sql.raw(`$${n}`);
 
-export type WrittenWellnessRow = WellnessRow & { readonly created: boolean };
+/** A stored day in the shape of the API's record: what the upsert returns and `listWellnessRecords` reads. */
+export type WellnessRecordRow = Omit<WellnessRow, 'userId' | 'rawJson' | 'createdAt' | 'updatedAt'> & {
+  readonly rawJsonBySource: WellnessRow['rawJson'];
+  /** `toISOString()` of the instant, formatted by PostgreSQL (milliseconds, truncated like a JS Date). */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+};
 
-/** Every column under its row key (`resting_hr as "restingHr"`): the statement may run outside Kysely's plugins. */
-const RETURNED = sql.join(
-  (['userId', 'date', ...WELLNESS_FIELDS, 'rawJson', 'createdAt', 'updatedAt'] as const).map(
-    (key) => sql`${sql.ref(key)} as ${sql.raw(`"${key}"`)}`,
-  ),
-);
+const isoInstant = (column: string) =>
+  sql`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** What the upsert returns: the day as the API's record, and whether this statement inserted it. */
+export interface WrittenWellnessRecord {
+  readonly record: WellnessRecordRow;
+  readonly created: boolean;
+}
+
+/**
+ * The written day as the API's record, built by PostgreSQL as one JSON value
+ * (keys in the record's order, timestamps as ISO text, like the page query's
+ * rows): the driver parses one column instead of setting up and running a
+ * parser per column, and nothing renames, converts or copies the row on its
+ * way to the response.
+ */
+const RECORD_JSON = sql<WellnessRecordRow>`json_build_object('date', date, ${sql.join(
+  WELLNESS_FIELDS.map((field) => sql`${sql.lit(field)}, ${sql.ref(field)}`),
+)}, 'rawJsonBySource', raw_json, 'createdAt', ${isoInstant('createdAt')}, 'updatedAt', ${isoInstant('updatedAt')})`;
 
 /**
  * One statement, so concurrent writers never lose each other's fields:
@@ -59,18 +78,18 @@ function upsertText(db: DbOrTrx): string {
       )},
       raw_json = case when ${param(RAW_JSON_PARAM)}::jsonb is null then wellness.raw_json
         else wellness.raw_json || excluded.raw_json end
-    returning ${RETURNED}, ${UPSERT_INSERTED} as created`;
+    returning user_id, date, ${RECORD_JSON} as record, ${UPSERT_INSERTED} as created`;
   // A day that sent a weight (or cleared one) changed the body mass the fuel model reads, too.
   const kind = sql<DerivedChangeKind>`case when 'weight' = any(${param(SENT_PARAM)}::text[]) then 'body_mass' else 'wellness' end`;
-  const day = sql<{ userId: string; fromDate: string }>`select "userId" as user_id, date as from_date from written`;
+  const day = sql<{ userId: string; fromDate: string }>`select user_id, date as from_date from written`;
   return sql`with written as (${insert}), changed as ${changeRecordsOf(kind, day)}
-    select * from written ${preparedStatement('upsert_wellness')}`.compile(db).sql;
+    select record, created from written ${preparedStatement('upsert_wellness')}`.compile(db).sql;
 }
 
 let upsertTextOnce: string | undefined;
 
 /** The upsert of one day and its change record, as one statement. */
-function wellnessUpsert(db: DbOrTrx, row: WellnessUpsertRow): CompiledQuery<WrittenWellnessRow> {
+function wellnessUpsert(db: DbOrTrx, row: WellnessUpsertRow): CompiledQuery<WrittenWellnessRecord> {
   upsertTextOnce ??= upsertText(db);
   const sent: WellnessField[] = [];
   const parameters: unknown[] = [row.userId, row.date];
@@ -83,33 +102,18 @@ function wellnessUpsert(db: DbOrTrx, row: WellnessUpsertRow): CompiledQuery<Writ
   return CompiledQuery.raw(upsertTextOnce, parameters);
 }
 
-/** Upsert one day (see `upsertText`): the row as stored, and whether this call created it. */
-export async function upsertWellness(
-  db: DbOrTrx,
-  row: WellnessUpsertRow,
-): Promise<{ row: WellnessRow; created: boolean }> {
+/** Upsert one day (see `upsertText`): the day as stored, as the API's record, and whether this call created it. */
+export async function upsertWellness(db: DbOrTrx, row: WellnessUpsertRow): Promise<WrittenWellnessRecord> {
   const { rows } = await db.executeQuery(wellnessUpsert(db, row));
   const written = rows[0];
   if (!written) throw new Error('wellness upsert returned no row');
-  const { created, ...stored } = written;
-  return { row: stored, created };
+  return written;
 }
 
 /** Rows in the window, oldest first; one more than `limit` tells the caller another page exists. */
 export async function listWellness(db: DbOrTrx, userId: string, window: DatePage): Promise<WellnessRow[]> {
   return inDatePage(db.selectFrom('wellness').selectAll(), userId, window).execute();
 }
-
-/** A stored day in the shape of the API's record, as `listWellnessRecords` reads it. */
-export type WellnessRecordRow = Omit<WellnessRow, 'userId' | 'rawJson' | 'createdAt' | 'updatedAt'> & {
-  readonly rawJsonBySource: WellnessRow['rawJson'];
-  /** `toISOString()` of the instant, formatted by PostgreSQL (milliseconds, truncated like a JS Date). */
-  readonly createdAt: string;
-  readonly updatedAt: string;
-};
-
-const isoInstant = (column: string) =>
-  sql`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The page query of every `GET /api/wellness`: one text, compiled once, run

@@ -2,7 +2,6 @@ import { WELLNESS_FIELDS, type DateRangeQuery, type WellnessRecord, type Wellnes
 import { keysetPage, type KeysetPage } from '../../lib/cursor.ts';
 import type { Db } from '../../db/database.ts';
 import type { InputWriteDeps } from '../changes/changes.repository.ts';
-import type { WellnessRow } from '../../db/tables.ts';
 import { encodeDateCursor, resolveDatePage } from '../../lib/date-range.ts';
 import { resolveLocalDate } from '../../lib/dates.ts';
 import type { Actor } from '../../lib/actor.ts';
@@ -29,15 +28,14 @@ export async function upsertWellnessDay(
     const value = input[field];
     if (value !== undefined) (values as Record<string, unknown>)[field] = value;
   }
-  // One statement writes the day and its change record (wellness.repository.ts).
-  const { row, created } = await upsertWellness(deps.db, {
+  // One statement writes the day and its change record, and returns the day as the API's record (wellness.repository.ts).
+  return upsertWellness(deps.db, {
     userId: actor.userId,
     date,
     values,
     source: actor.source,
     rawJson: input.rawJson,
   });
-  return { record: toWellnessRecord(row), created };
 }
 
 export async function listWellnessDays(
@@ -54,19 +52,4 @@ export async function listWellnessDays(
     (row) => row,
     (last) => encodeDateCursor(last.date),
   );
-}
-
-/** Every key of a record, in its order: records built from it share one object shape. */
-const RECORD_TEMPLATE: Readonly<Record<string, unknown>> = Object.fromEntries(
-  ['date', ...WELLNESS_FIELDS, 'rawJsonBySource', 'createdAt', 'updatedAt'].map((key) => [key, null]),
-);
-
-export function toWellnessRecord(row: WellnessRow): WellnessRecord {
-  const record = { ...RECORD_TEMPLATE };
-  record['date'] = row.date;
-  for (const field of WELLNESS_FIELDS) record[field] = row[field];
-  record['rawJsonBySource'] = row.rawJson;
-  record['createdAt'] = row.createdAt.toISOString();
-  record['updatedAt'] = row.updatedAt.toISOString();
-  return record as WellnessRecord;
 }
