@@ -1835,7 +1835,14 @@ async function inRounds(name: string, runs: readonly CpuRun[], rounds = CPU_ROUN
   }
   const median = (figures: readonly CpuFigure[]) =>
     [...figures].sort((x, y) => x.cpuUs - y.cpuUs)[Math.floor(figures.length / 2)] as CpuFigure;
-  return { name, runs: runs.map((entry, index) => ({ name: entry.name, figure: median(results[index] ?? []) })) };
+  return {
+    name,
+    runs: runs.map((entry, index) => ({
+      name: entry.name,
+      figure: median(results[index] ?? []),
+      rounds: results[index] ?? [],
+    })),
+  };
 }
 
 let fitSerial = 3_700_000_000;

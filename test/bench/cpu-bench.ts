@@ -64,7 +64,12 @@ export interface CpuFigure {
 /** One figure: its runs (the reference first), each with its median round. */
 export interface CpuFigures {
   readonly name: string;
-  readonly runs: readonly { readonly name: string; readonly figure: CpuFigure }[];
+  readonly runs: readonly {
+    readonly name: string;
+    readonly figure: CpuFigure;
+    /** Every round's figure, in round order (the first run's round k is measured just before this run's). */
+    readonly rounds?: readonly CpuFigure[];
+  }[];
 }
 
 // ---------------------------------------------------------------------------
@@ -321,13 +326,20 @@ export function derivedSettled(pool: pg.Pool, userId: string): () => Promise<voi
 export function cpuLines(figures: readonly CpuFigures[]): string[] {
   const describe = (f: CpuFigure) =>
     `${f.cpuUs} µs/req (${Math.round(100 * f.systemShare)}% system; ${f.requests} req, ${f.wallMs} ms wall, idle ${f.idleUs} µs/req taken off${f.errors ? `, ${f.errors} errors: ${f.firstError}` : ''})`;
+  /** The ratio reference/run of each round pair, as min/median/max (the rounds are measured in turn). */
+  const perRound = (reference: readonly CpuFigure[] | undefined, run: readonly CpuFigure[] | undefined) => {
+    if (!reference || !run || run.length < 2 || reference.length !== run.length) return '';
+    const ratios = run.map((f, k) => (reference[k]?.cpuUs ?? 0) / Math.max(f.cpuUs, 1)).sort((x, y) => x - y);
+    const middle = ratios[Math.floor(ratios.length / 2)] ?? 0;
+    return ` (per round: min ${round(ratios[0] ?? 0, 3)}, median ${round(middle, 3)}, max ${round(ratios.at(-1) ?? 0, 3)})`;
+  };
   return figures.flatMap((figure) => {
-    const first = figure.runs[0]?.figure;
+    const first = figure.runs[0];
     return [
       `    ${figure.name}`,
       ...figure.runs.map(
         (entry, index) =>
-          `      ${entry.name}: ${describe(entry.figure)}${index > 0 && first ? `; ratio ${round(first.cpuUs / Math.max(entry.figure.cpuUs, 1), 3)}` : ''}`,
+          `      ${entry.name}: ${describe(entry.figure)}${index > 0 && first ? `; ratio ${round(first.figure.cpuUs / Math.max(entry.figure.cpuUs, 1), 3)}${perRound(first.rounds, entry.rounds)}` : ''}`,
       ),
     ];
   });
