@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppRoute } from '@ts-rest/core';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type * as AjvModule from 'ajv/dist/2020.js';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import type { FormatsPlugin } from 'ajv-formats';
 
 /**
  * PACER_CHECK_RESPONSES, second half: every JSON answer of a contract route is
@@ -20,7 +22,11 @@ import addFormats from 'ajv-formats';
  *
  * Ajv (JSON Schema 2020-12, the schema dialect of OpenAPI 3.1) compiles each
  * operation's response schema once, on first use, against the whole document
- * so `#/components/...` references resolve.
+ * so `#/components/...` references resolve. Ajv and its formats are
+ * required on that first use, not imported: only a process under
+ * PACER_CHECK_RESPONSES checks answers, and the module is imported by every
+ * process that serves the API (their ~400 KB of source and their compiled
+ * code would stay in an idle server's heap; docs/design.md §2 "Memory").
  */
 const DOCUMENT_ID = 'https://pacer.invalid/openapi.json';
 
@@ -44,6 +50,10 @@ const validators = new Map<string, ValidateFunction | null>();
 function load(): { ajv: Ajv2020; document: Json } {
   if (!ajv || !document) {
     document = JSON.parse(readFileSync(findDocument(), 'utf8')) as Json;
+    // Both are CommonJS packages, so `require` loads them synchronously, here where the check needs them.
+    const require = createRequire(import.meta.url);
+    const { Ajv2020 } = require('ajv/dist/2020.js') as typeof AjvModule;
+    const addFormats = require('ajv-formats') as { default: FormatsPlugin };
     // `strict: false`: OpenAPI's own keywords (`example`, `discriminator`...) are not JSON Schema's.
     ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
     addFormats.default(ajv);
