@@ -214,7 +214,7 @@ describe('change records and runs (an API process: no drainer, runs are called h
     expect(await storedRecoveryDays(api.db, user.id)).toBe(40);
   });
 
-  it('rewrites the days from the earliest changed date on and leaves the days before it as they were', async () => {
+  it('recomputes from the earliest changed date on, writes the days that moved, and leaves the days before it as they were', async () => {
     const { user, token } = await athlete();
     const end = today();
     for (let back = 20; back >= 0; back--) {
@@ -232,10 +232,42 @@ describe('change records and runs (an API process: no drainer, runs are called h
     const changedFrom = addDays(end, -12);
     expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 3, changedFrom, from: changedFrom });
     const after = await rowVersions(api.db, 'daily_recovery', user.id);
-    for (const [date, version] of before) {
-      if (date < changedFrom) expect(after.get(date), date).toBe(version);
-      else expect(after.get(date), date).not.toBe(version);
+    // Before the changed date nothing is touched; from it on, the days whose numbers moved are rewritten
+    // (the changed days themselves at least; a later day whose score came out the same keeps its row).
+    const rewritten = rewrittenDays(before, after);
+    expect(rewritten.every((date) => date >= changedFrom)).toBe(true);
+    expect(rewritten).toEqual(expect.arrayContaining([5, 12, 7].map((back) => addDays(end, -back))));
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+  });
+
+  it('a run writes only the derived days whose numbers changed: a sleep value moves its own day alone', async () => {
+    const { user, token } = await athlete();
+    const end = today();
+    for (let back = 20; back >= 0; back--) {
+      const body = { date: addDays(end, -back), hrv: 55 + (back % 5), restingHr: 50, sleepSecs: 28_000 };
+      expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(201);
     }
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 21, from: addDays(end, -20) });
+    const before = await rowVersions(api.db, 'daily_recovery', user.id);
+
+    // Sleep is scored on its own night only: the days after it are recomputed but come out the same.
+    const body = { date: addDays(end, -10), sleepSecs: 20_000 };
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(200);
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 1, from: addDays(end, -10), days: 11 });
+    const after = await rowVersions(api.db, 'daily_recovery', user.id);
+    expect(rewrittenDays(before, after)).toEqual([addDays(end, -10)]);
+    const [day] = await api.db
+      .selectFrom('dailyRecovery')
+      .select('components')
+      .where('userId', '=', user.id)
+      .where('date', '=', addDays(end, -10))
+      .execute();
+    expect(day?.components.sleep.value).toBe(20_000);
+
+    // The same values again: the run finds nothing to write.
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(200);
+    expect(await recomputeUser(api.db, user.id)).toMatchObject({ changes: 1 });
+    expect(rewrittenDays(after, await rowVersions(api.db, 'daily_recovery', user.id))).toEqual([]);
   });
 
   it('a run rewrites only what its changes feed: wellness recovery, a weight fuel too, a workout all three', async () => {
@@ -269,9 +301,9 @@ describe('change records and runs (an API process: no drainer, runs are called h
     const second = await versions();
     expect(rewrittenDays(first.load, second.load)).toEqual([]);
     expect(rewrittenDays(first.fuel, second.fuel)).toEqual([]);
-    expect(rewrittenDays(first.recovery, second.recovery)).toEqual(
-      Array.from({ length: 5 }, (_, index) => addDays(end, index - 4)),
-    );
+    const recoveryRewritten = rewrittenDays(first.recovery, second.recovery);
+    expect(recoveryRewritten).toContain(addDays(end, -4));
+    expect(recoveryRewritten.every((date) => date >= addDays(end, -4))).toBe(true);
 
     // A weight is a body mass the fuel model reads (no weight in the profile): fuel is rewritten from that day.
     const weight = { date: addDays(end, -2), weight: 64 };
