@@ -114,7 +114,10 @@ export async function listTrainingLoad(
  * statement. The values arrive as JSON numbers: every number the models
  * produce is finite, and float8 reads a JS number's shortest text back exactly.
  */
-function storeDaysFrom(table: 'daily_training_load' | 'daily_recovery', columns: readonly (readonly [string, string])[]) {
+function storeDaysFrom(
+  table: 'daily_training_load' | 'daily_recovery',
+  columns: readonly (readonly [string, string])[],
+) {
   const names = columns.map(([name]) => name);
   const list = (prefix: string) => sql.raw(names.map((name) => `${prefix}${name}`).join(', '));
   return precompiled(3, (db: DbOrTrx, userId: string, fromDate: string, days: string) =>
