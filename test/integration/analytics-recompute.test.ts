@@ -14,6 +14,7 @@ import type { User } from '../../server/src/db/tables.ts';
 import type { Actor } from '../../server/src/lib/actor.ts';
 import { addDays } from '../../server/src/lib/dates.ts';
 import { recomputeUser, recordDayRollovers } from '../../server/src/modules/derived/recompute.service.ts';
+import { listUsersWithChanges } from '../../server/src/modules/changes/changes.repository.ts';
 import { upsertNutritionDay } from '../../server/src/modules/nutrition/nutrition.service.ts';
 import { upsertWellnessDay } from '../../server/src/modules/wellness/wellness.service.ts';
 import { upsertWorkoutWithFile } from '../../server/src/modules/workouts/workouts.repository.ts';
@@ -193,6 +194,29 @@ describe('change records and runs (an API process: no drainer, runs are called h
     const refused = await call(api.url, 'POST', '/api/wellness', { token, body: { date: '2026-10-03', hrv: 'high' } });
     expect(refused.status).toBe(400);
     expect(await changesOf(api.db, user.id)).toEqual([]);
+  });
+
+  it("the drainer's poll finds a user once the records have settled, but not one it is told to leave out", async () => {
+    const { user, token } = await athlete();
+    const body = { date: today(), hrv: 60 };
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body })).status).toBe(201);
+    const settle = { quietMs: 100, maxWaitMs: 60_000 };
+    // Fresh: neither quiet for long enough nor old enough.
+    expect(await listUsersWithChanges(api.db, 1000, { quietMs: 60_000, maxWaitMs: 60_000 })).not.toContain(user.id);
+    await waitFor(async () => (await listUsersWithChanges(api.db, 1000, settle)).includes(user.id), 'settled');
+    expect(await listUsersWithChanges(api.db, 1000, settle, [user.id])).not.toContain(user.id);
+    const other = await athlete();
+    expect((await call(api.url, 'POST', '/api/wellness', { token: other.token, body })).status).toBe(201);
+    await waitFor(async () => (await listUsersWithChanges(api.db, 1000, settle)).includes(other.user.id), 'settled');
+    // The longest-waiting first.
+    const found = await listUsersWithChanges(api.db, 1000, settle, [other.user.id]);
+    expect(found).toContain(user.id);
+    expect(found).not.toContain(other.user.id);
+    const both = await listUsersWithChanges(api.db, 1000, settle);
+    expect(both.indexOf(user.id)).toBeLessThan(both.indexOf(other.user.id));
+    await recomputeUser(api.db, user.id);
+    await recomputeUser(api.db, other.user.id);
+    expect(await listUsersWithChanges(api.db, 1000, settle)).not.toContain(user.id);
   });
 
   it('serves a burst of concurrent writes in one run, from the earliest changed date', async () => {
