@@ -1,5 +1,5 @@
 import { type Expression, type RawBuilder, sql } from 'kysely';
-import type { DbOrTrx } from '../../db/database.ts';
+import { type DbOrTrx, precompiled, preparedStatement } from '../../db/database.ts';
 import type { DerivedChangeKind } from '../../db/tables.ts';
 
 export type { DerivedChangeKind } from '../../db/tables.ts';
@@ -64,6 +64,24 @@ export interface SettleWindow {
 }
 
 /**
+ * The drainer's poll, several times a second in every worker: one text,
+ * compiled once and run as a named prepared statement (the settle window and
+ * the excluded users are parameters). One pass over the records through the
+ * `(user_id, id)` key, grouped by user.
+ */
+const usersWithChangesQuery = precompiled(
+  4,
+  (db: DbOrTrx, quietSecs: number, maxWaitSecs: number, excluded: readonly string[], limit: number) =>
+    sql<{ userId: string }>`select user_id as "userId" from derived_changes
+      where not (user_id = any(${excluded}::uuid[]))
+      group by user_id
+      having max(created_at) <= now() - make_interval(secs => ${quietSecs}::float8)
+        or min(created_at) <= now() - make_interval(secs => ${maxWaitSecs}::float8)
+      order by min(id)
+      limit ${limit}::int ${preparedStatement('list_users_with_changes')}`.compile(db),
+);
+
+/**
  * Users whose change records have settled (`settle`), but those `excluded`,
  * the longest-waiting first (their oldest record), at most `limit`.
  */
@@ -73,20 +91,8 @@ export async function listUsersWithChanges(
   settle: SettleWindow,
   excluded: readonly string[] = [],
 ): Promise<string[]> {
-  const rows = await db
-    .selectFrom('derivedChanges')
-    .select('userId')
-    .$if(excluded.length > 0, (query) => query.where('userId', 'not in', excluded))
-    .groupBy('userId')
-    .having((eb) =>
-      eb.or([
-        eb(eb.fn.max('createdAt'), '<=', sql<Date>`now() - make_interval(secs => ${settle.quietMs / 1000})`),
-        eb(eb.fn.min('createdAt'), '<=', sql<Date>`now() - make_interval(secs => ${settle.maxWaitMs / 1000})`),
-      ]),
-    )
-    .orderBy(sql`min(id)`)
-    .limit(limit)
-    .execute();
+  const query = usersWithChangesQuery(db, settle.quietMs / 1000, settle.maxWaitMs / 1000, excluded, limit);
+  const { rows } = await db.executeQuery(query);
   return rows.map((row) => row.userId);
 }
 

@@ -1,7 +1,7 @@
 import { inDatePage } from '../../db/date-page.ts';
 import { sql } from 'kysely';
 import type { RecoveryDay, TrainingLoadDay } from '@pacer/contract';
-import type { DbOrTrx } from '../../db/database.ts';
+import { type DbOrTrx, precompiled, preparedStatement } from '../../db/database.ts';
 import { RECOVERY_WELLNESS_FIELDS, type WellnessDay } from './recovery.model.ts';
 
 /** What the models read about the athlete. */
@@ -101,36 +101,80 @@ export async function listTrainingLoad(
     .execute();
 }
 
-/** Replace the user's stored days from `fromDate` on with `days` (one statement each way). */
-export async function replaceTrainingLoadFrom(
+/**
+ * The statement that makes a user's stored days of a derived table from a
+ * date on exactly the days given, in one round trip: the days arrive as one
+ * JSON array (`jsonb_to_recordset`), a day no longer computed is deleted, a
+ * new day is inserted, and a stored day is updated only when one of its
+ * values differs (`is distinct from`; jsonb compares by value). A day whose
+ * numbers did not change keeps its row: a wellness day whose sleep alone
+ * changed rewrites that day's recovery, not the 60 after it, and a burst of
+ * runs leaves no dead rows for the days it did not move. Its text is the same
+ * for any number of days, so it is compiled once and runs as a named prepared
+ * statement. The values arrive as JSON numbers: every number the models
+ * produce is finite, and float8 reads a JS number's shortest text back exactly.
+ */
+function storeDaysFrom(
+  table: 'daily_training_load' | 'daily_recovery',
+  columns: readonly (readonly [string, string])[],
+) {
+  const names = columns.map(([name]) => name);
+  const list = (prefix: string) => sql.raw(names.map((name) => `${prefix}${name}`).join(', '));
+  return precompiled(3, (db: DbOrTrx, userId: string, fromDate: string, days: string) =>
+    sql`with target as (select ${userId}::uuid as user_id, ${fromDate}::date as from_date),
+      day as (
+        select * from jsonb_to_recordset(${days}::jsonb)
+          as day(date date, ${sql.raw(columns.map(([name, type]) => `${name} ${type}`).join(', '))})
+      ),
+      gone as (
+        delete from ${sql.table(table)} stored using target
+        where stored.user_id = target.user_id and stored.date >= target.from_date
+          and stored.date not in (select date from day)
+      )
+    insert into ${sql.table(table)} (user_id, date, ${list('')})
+    select target.user_id, day.date, ${list('day.')} from target, day
+    on conflict (user_id, date) do update set ${sql.raw(names.map((name) => `${name} = excluded.${name}`).join(', '))}
+    where (${list(`${table}.`)}) is distinct from (${list('excluded.')})
+    ${preparedStatement(`store_${table}_from`)}`.compile(db),
+  );
+}
+
+const storeTrainingLoadQuery = storeDaysFrom('daily_training_load', [
+  ['tss', 'double precision'],
+  ['atl', 'double precision'],
+  ['ctl', 'double precision'],
+  ['tsb', 'double precision'],
+  ['method', 'text'],
+]);
+
+/** Make the user's stored training load from `fromDate` on exactly `days` (`storeDaysFrom`: only what differs is written). */
+export async function storeTrainingLoadFrom(
   db: DbOrTrx,
   userId: string,
   fromDate: string,
   days: readonly StoredLoadDay[],
 ): Promise<void> {
-  await db.deleteFrom('dailyTrainingLoad').where('userId', '=', userId).where('date', '>=', fromDate).execute();
-  if (days.length === 0) return;
-  await db
-    .insertInto('dailyTrainingLoad')
-    .values(days.map((day) => ({ userId, ...day })))
-    .execute();
+  await db.executeQuery(storeTrainingLoadQuery(db, userId, fromDate, JSON.stringify(days)));
 }
 
 /** A stored day is the contract's day: the table keeps it as the API shows it. */
 export type StoredRecoveryDay = RecoveryDay;
 
-export async function replaceRecoveryFrom(
+const storeRecoveryQuery = storeDaysFrom('daily_recovery', [
+  ['score', 'double precision'],
+  ['status', 'text'],
+  ['components', 'jsonb'],
+  ['explanation', 'text'],
+]);
+
+/** Make the user's stored recovery from `fromDate` on exactly `days` (`storeDaysFrom`: only what differs is written). */
+export async function storeRecoveryFrom(
   db: DbOrTrx,
   userId: string,
   fromDate: string,
   days: readonly StoredRecoveryDay[],
 ): Promise<void> {
-  await db.deleteFrom('dailyRecovery').where('userId', '=', userId).where('date', '>=', fromDate).execute();
-  if (days.length === 0) return;
-  await db
-    .insertInto('dailyRecovery')
-    .values(days.map((day) => ({ userId, ...day, components: JSON.stringify(day.components) })))
-    .execute();
+  await db.executeQuery(storeRecoveryQuery(db, userId, fromDate, JSON.stringify(days)));
 }
 
 export async function listRecovery(

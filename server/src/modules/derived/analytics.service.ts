@@ -19,8 +19,8 @@ import {
   listWellnessBetween,
   listWorkoutsFrom,
   type ModelProfile,
-  replaceRecoveryFrom,
-  replaceTrainingLoadFrom,
+  storeRecoveryFrom,
+  storeTrainingLoadFrom,
   type StoredLoadDay,
   type StoredRecoveryDay,
 } from './analytics.repository.ts';
@@ -75,8 +75,8 @@ export async function recomputeLoadAndRecovery(
   const { firstWorkout, firstWellness } = await findFirstDataDates(trx, userId);
   const firstData = earliest(firstWorkout ?? undefined, firstWellness ?? undefined);
   if (!profile || firstData === undefined) {
-    await replaceTrainingLoadFrom(trx, userId, earliestAsked, []);
-    await replaceRecoveryFrom(trx, userId, earliestAsked, []);
+    await storeTrainingLoadFrom(trx, userId, earliestAsked, []);
+    await storeRecoveryFrom(trx, userId, earliestAsked, []);
     return { from: null, to: today, days: 0 };
   }
   // Nothing exists before the first data: start there (a profile change asks for "everything").
@@ -99,7 +99,7 @@ export async function recomputeLoadAndRecovery(
     loadByDate: new Map([...storedLoad, ...load].map((day) => [day.date, { tsb: day.tsb, ctl: ctlEnteringDay(day) }])),
     ...(firstWorkout ? { firstWorkoutDate: firstWorkout } : {}),
   });
-  await replaceRecoveryFrom(trx, userId, from, recovery.map(toStoredRecovery));
+  await storeRecoveryFrom(trx, userId, from, recovery.map(toStoredRecovery));
   return { from, to, days: recovery.length };
 }
 
@@ -141,7 +141,7 @@ async function recomputeLoadFrom(
     toDate: to,
     ...(previous ? { previous: { date: previous.date, atl: previous.atl, ctl: previous.ctl } } : {}),
   }).map((day) => ({ date: day.date, tss: day.tss, atl: day.atl, ctl: day.ctl, tsb: day.tsb, method: day.method }));
-  await replaceTrainingLoadFrom(trx, userId, from, load);
+  await storeTrainingLoadFrom(trx, userId, from, load);
   return load;
 }
 
