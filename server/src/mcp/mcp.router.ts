@@ -5,6 +5,7 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   type ListToolsResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -24,6 +25,7 @@ import { clientIpOf } from '../http/client-address.ts';
 import { isLoopbackHost } from '../modules/oauth/redirect-uri.ts';
 import type { FitDecodeQueue } from '../modules/workouts/fit-decode-queue.ts';
 import { callTool, type ExecutionContext } from './execute.ts';
+import { exchangedRequest, JsonExchange } from './json-exchange.ts';
 import {
   authenticateMcp,
   authFailuresSpent,
@@ -358,15 +360,8 @@ function toolHandlers(deps: McpDeps, req: Request, authorized: Authorized): Tool
   };
 }
 
-/** A per-request SDK `Server` on a stateless transport. */
-async function answerWithSdk(
-  req: Request,
-  res: Response,
-  body: unknown,
-  preference: 'json' | 'sse',
-  handlers: ToolHandlers,
-  schemaValidator: AjvJsonSchemaValidator,
-): Promise<void> {
+/** The SDK `Server` of one request, with `tools/list` and `tools/call` for its token. */
+function sdkServer(handlers: ToolHandlers, schemaValidator: AjvJsonSchemaValidator): Server {
   const server = new Server(
     { name: 'pacer', title: 'Pacer', version: API_VERSION },
     {
@@ -377,6 +372,17 @@ async function answerWithSdk(
   );
   server.setRequestHandler(ListToolsRequestSchema, handlers.toolsList);
   server.setRequestHandler(CallToolRequestSchema, (request) => handlers.toolCall(request.params));
+  return server;
+}
+
+/** The request's SDK `Server` on a stateless Streamable HTTP transport. */
+async function answerWithSdk(
+  req: Request,
+  res: Response,
+  body: unknown,
+  preference: 'json' | 'sse',
+  server: Server,
+): Promise<void> {
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: preference === 'json',
@@ -391,6 +397,19 @@ async function answerWithSdk(
   });
   await server.connect(transport);
   await transport.handleRequest(req, res, body);
+}
+
+/**
+ * A `tools/call` or `tools/list` answered with JSON (json-exchange.ts): the
+ * request's SDK `Server` answers it, and its answer is written as the Streamable
+ * HTTP transport writes a JSON answer (status 200, `Content-Type` and
+ * `Content-Length`, the `JSON.stringify` of the message).
+ */
+async function answerWithExchange(res: Response, request: JSONRPCRequest, server: Server): Promise<void> {
+  const exchange = new JsonExchange(request);
+  await server.connect(exchange);
+  const text = JSON.stringify(await exchange.exchange());
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
 /**
@@ -413,7 +432,10 @@ export function mcpRouter(deps: McpDeps): Router {
     const authorized = await authorizeRequest(deps, req, res, calls);
     if (!authorized) return;
     noteGrantUse(deps.db, authorized.principal.grantId, deps.logger);
-    await answerWithSdk(req, res, message.body, preference, toolHandlers(deps, req, authorized), schemaValidator);
+    const server = sdkServer(toolHandlers(deps, req, authorized), schemaValidator);
+    const exchanged = exchangedRequest(message.body, preference, req.headers['mcp-protocol-version']);
+    if (exchanged) await answerWithExchange(res, exchanged, server);
+    else await answerWithSdk(req, res, message.body, preference, server);
   };
 
   router.options(MCP_PATH, guard, cors, answerPreflight);
