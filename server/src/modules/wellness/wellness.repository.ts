@@ -1,5 +1,5 @@
 import { inDatePage } from '../../db/date-page.ts';
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { WELLNESS_FIELDS, type WellnessField } from '@pacer/contract';
 import { precompiled, preparedStatement, type DbOrTrx } from '../../db/database.ts';
 import { UPSERT_INSERTED, UPSERT_UPDATED_AT } from '../../db/upsert.ts';
@@ -43,15 +43,27 @@ export interface WrittenWellnessRecord {
 }
 
 /**
- * The written day as the API's record, built by PostgreSQL as one JSON value
- * (keys in the record's order, timestamps as ISO text, like the page query's
- * rows): the driver parses one column instead of setting up and running a
- * parser per column, and nothing renames, converts or copies the row on its
- * way to the response.
+ * The API record's keys, in the record's order, each with the expression of
+ * the stored day that gives it (timestamps as ISO text): the one list both the
+ * upsert's JSON record and the page query's columns are built from.
  */
-const RECORD_JSON = sql<WellnessRecordRow>`json_build_object('date', date, ${sql.join(
-  WELLNESS_FIELDS.map((field) => sql`${sql.lit(field)}, ${sql.ref(field)}`),
-)}, 'rawJsonBySource', raw_json, 'createdAt', ${isoInstant('createdAt')}, 'updatedAt', ${isoInstant('updatedAt')})`;
+const RECORD_COLUMNS: readonly (readonly [key: string, value: RawBuilder<unknown>])[] = [
+  ['date', sql.ref('date')],
+  ...WELLNESS_FIELDS.map((field) => [field, sql.ref(field)] as const),
+  ['rawJsonBySource', sql.ref('rawJson')],
+  ['createdAt', isoInstant('createdAt')],
+  ['updatedAt', isoInstant('updatedAt')],
+];
+
+/**
+ * The written day as the API's record, built by PostgreSQL as one JSON value
+ * (`RECORD_COLUMNS`, like the page query's rows): the driver parses one
+ * column instead of setting up and running a parser per column, and nothing
+ * renames, converts or copies the row on its way to the response.
+ */
+const RECORD_JSON = sql<WellnessRecordRow>`json_build_object(${sql.join(
+  RECORD_COLUMNS.map(([key, value]) => sql`${sql.lit(key)}, ${value}`),
+)})`;
 
 /**
  * One statement, so concurrent writers never lose each other's fields:
@@ -124,8 +136,7 @@ export async function listWellness(db: DbOrTrx, userId: string, window: DatePage
 const listRecordsQuery = precompiled(
   5,
   (db: DbOrTrx, userId: string, from: string, to: string, after: string | null, rows: number) =>
-    sql<WellnessRecordRow>`select date, ${sql.join(WELLNESS_FIELDS.map((field) => sql`${sql.ref(field)} as ${sql.raw(`"${field}"`)}`))},
-        raw_json as "rawJsonBySource", ${isoInstant('createdAt')} as "createdAt", ${isoInstant('updatedAt')} as "updatedAt"
+    sql<WellnessRecordRow>`select ${sql.join(RECORD_COLUMNS.map(([key, value]) => sql`${value} as ${sql.raw(`"${key}"`)}`))}
       from wellness
       where user_id = ${userId} and date >= ${from}::date and date <= ${to}::date
         and date > coalesce(${after}::date, '-infinity'::date)
