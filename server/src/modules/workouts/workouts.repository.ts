@@ -222,12 +222,13 @@ export async function upsertWorkoutWithFile(
   relabel: WorkoutRelabel,
   bytes: Buffer,
 ): Promise<{ workout: WorkoutWithDuplicate; created: boolean }> {
+  const sent = relabelSent(relabel);
   const { rows } = await db.executeQuery(
     upsertWorkoutWithFileQuery(
       db,
       ...UPLOADED_WORKOUT_COLUMNS.map((column) => row[column]),
-      relabel.name !== undefined,
-      relabel.metadata !== undefined,
+      sent.nameSent,
+      sent.metadataSent,
       bytes,
     ),
   );
