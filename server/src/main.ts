@@ -1,7 +1,7 @@
 import { findCommand, usage } from './cli/commands.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { AppError } from './errors.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, createServingLogger, type Logger } from './logger.ts';
 import type { Runtime } from './runtime.ts';
 import { describeFailure, StartupError } from './startup-error.ts';
 
@@ -21,7 +21,7 @@ function reportFailure(error: unknown, prefix: string, logger: Logger): void {
  * exit code, or -1 while serving.
  */
 async function start(config: Config): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = createServingLogger(config.logLevel);
   const startedAt = performance.now();
   let runtime: Runtime;
   try {
