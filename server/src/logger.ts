@@ -30,7 +30,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /**
- * The serving process's logger (`start`). Its lines are gathered into writes
+ * Where the serving process (`start`) logs: stdout, its lines gathered into writes
  * of about 4 KB (pino's `minLength`), and what is gathered is written at
  * least every 100 ms (`periodicFlush`): a busy process makes one write to
  * stdout per dozen or so lines instead of one per line (the per-request
@@ -41,8 +41,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
  * that last tenth of a second. Operator commands keep `createLogger`'s
  * immediate lines: their few warnings belong before their output.
  */
-export function createServingLogger(level: string): Logger {
-  return createLogger(level, pino.destination({ dest: 1, minLength: 4096, periodicFlush: 100, sync: false }));
+export function servingLogDestination(): ReturnType<typeof pino.destination> {
+  return pino.destination({ dest: 1, minLength: 4096, periodicFlush: 100, sync: false });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { findCommand, usage } from './cli/commands.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { AppError } from './errors.ts';
-import { createLogger, createServingLogger, type Logger } from './logger.ts';
+import { createLogger, servingLogDestination, type Logger } from './logger.ts';
 import type { Runtime } from './runtime.ts';
 import { describeFailure, StartupError } from './startup-error.ts';
 
@@ -21,7 +21,8 @@ function reportFailure(error: unknown, prefix: string, logger: Logger): void {
  * exit code, or -1 while serving.
  */
 async function start(config: Config): Promise<number> {
-  const logger = createServingLogger(config.logLevel);
+  const logDestination = servingLogDestination();
+  const logger = createLogger(config.logLevel, logDestination);
   const startedAt = performance.now();
   let runtime: Runtime;
   try {
@@ -46,6 +47,8 @@ async function start(config: Config): Promise<number> {
     },
     'Pacer is ready',
   );
+  // The line an operator (or a supervisor, or a test) waits for goes out now, not with the next gathered write.
+  logDestination.flushSync();
   let signalled = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (signalled) return;
