@@ -104,7 +104,9 @@ export async function listTrainingLoad(
 /**
  * The statement that makes a user's stored days of a derived table from a
  * date on exactly the days given, in one round trip: the days arrive as one
- * JSON array (`jsonb_to_recordset`), a day no longer computed is deleted, a
+ * JSON array (`json_to_recordset`: the text is read once, row by row, where
+ * `jsonb` would first build the whole array as a tree, ~1.4 ms more of the
+ * server's time for 60 recovery days), a day no longer computed is deleted, a
  * new day is inserted, and a stored day is updated only when one of its
  * values differs (`is distinct from`; jsonb compares by value). A day whose
  * numbers did not change keeps its row: a wellness day whose sleep alone
@@ -123,7 +125,7 @@ function storeDaysFrom(
   return precompiled(3, (db: DbOrTrx, userId: string, fromDate: string, days: string) =>
     sql`with target as (select ${userId}::uuid as user_id, ${fromDate}::date as from_date),
       day as (
-        select * from jsonb_to_recordset(${days}::jsonb)
+        select * from json_to_recordset(${days}::json)
           as day(date date, ${sql.raw(columns.map(([name, type]) => `${name} ${type}`).join(', '))})
       ),
       gone as (
