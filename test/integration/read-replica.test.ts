@@ -134,18 +134,18 @@ describe.skipIf(bin === undefined)('reads from a streaming replica', () => {
 
   it('reports the replica and its replay lag in /readyz', async () => {
     for (const api of [apiA, apiB, apiC]) {
-      const ready = await readiness(api);
-      expect(ready).toMatchObject({ status: 'ok', replica: 'ok' });
-      expect(ready.replicaLagMs).toBeGreaterThanOrEqual(0);
-      // An idle replica's sampled lag falls under a second (a busy machine can show more for a sample or two).
-      await waitFor(
+      // A sample on a busy machine can find the replica a moment behind (`lagging`) or slow to answer within
+      // REPLICA_CONNECT_TIMEOUT_MS (`unreachable`); an idle replica settles at `ok` with a lag under a second.
+      const ready = await waitFor(
         async () => {
-          const again = await readiness(api);
-          return again.replica === 'ok' && again.replicaLagMs !== null && again.replicaLagMs < 1000;
+          const now = await readiness(api);
+          return now.replica === 'ok' && now.replicaLagMs !== null && now.replicaLagMs < 1000 ? now : undefined;
         },
-        'a replica lag under 1 s in /readyz',
+        'the replica ok with a lag under 1 s in /readyz',
         15_000,
       );
+      expect(ready).toMatchObject({ status: 'ok', replica: 'ok' });
+      expect(ready.replicaLagMs).toBeGreaterThanOrEqual(0);
     }
   });
 
