@@ -397,6 +397,25 @@ describe('change records and runs (an API process: no drainer, runs are called h
     expect(await storedRecoveryDays(api.db, user.id)).toBe(1);
   });
 
+  it('takes the change records of a user who is gone (no foreign key holds them back) and computes nothing for them', async () => {
+    const { user, token } = await athlete();
+    expect((await call(api.url, 'POST', '/api/wellness', { token, body: { date: today(), hrv: 58 } })).status).toBe(
+      201,
+    );
+    // The user's row deleted by hand, as an operator would: the rows of their data go with it, not the records.
+    await sql`delete from users where id = ${user.id}`.execute(api.db);
+    await sql`insert into derived_changes (user_id, kind, from_date) values (${user.id}, 'day_rollover', ${today()})`.execute(
+      api.db,
+    );
+    expect(await changesOf(api.db, user.id)).toHaveLength(2);
+    expect(await listUsersWithChanges(api.db, 1000, { quietMs: 0, maxWaitMs: 0 })).toContain(user.id);
+
+    expect(await recomputeUser(api.db, user.id)).toBeUndefined();
+    expect(await changesOf(api.db, user.id)).toEqual([]);
+    expect(await storedRecoveryDays(api.db, user.id)).toBe(0);
+    expect(await listUsersWithChanges(api.db, 1000, { quietMs: 0, maxWaitMs: 0 })).not.toContain(user.id);
+  });
+
   it('the hourly rollover brings a user whose numbers end before their today forward from their last day', async () => {
     const { user, token } = await athlete();
     const end = today();

@@ -1,4 +1,5 @@
 import type { Db, DbOrTrx } from '../../db/database.ts';
+import { findUserById } from '../accounts/user.repository.ts';
 import {
   type DerivedChangeKind,
   listUsersWithChanges,
@@ -68,13 +69,16 @@ export interface RecomputeRun extends LoadAndRecoveryOutcome {
  * records' deletion. A worker that dies
  * half-way leaves the old numbers and the records, so the next run does the
  * work exactly once. Answers undefined when there was nothing to serve, or
- * when another run holds the user (it, or the next poll, serves the records).
+ * when another run holds the user (it, or the next poll, serves the records),
+ * or when the user is gone (its records are deleted all the same).
  */
 export async function recomputeUser(db: Db, userId: string, now = new Date()): Promise<RecomputeRun | undefined> {
   return db.transaction().execute(async (trx) => {
     if (!(await tryLockUserForRecompute(trx, userId))) return undefined;
     const taken = await takeChanges(trx, userId);
     if (!taken) return undefined;
+    // Records can outlive their user (derived_changes has no foreign key to users): taken, with nothing to compute.
+    if (!(await findUserById(trx, userId))) return undefined;
     const outputs = outputsFrom(taken.fromDateByKind);
     const outcome = await recomputeOutputs(trx, userId, outputs, now);
     const changedFrom = Object.values(taken.fromDateByKind).sort()[0] as string;
