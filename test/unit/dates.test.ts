@@ -3,6 +3,7 @@ import { AppError } from '../../server/src/errors.ts';
 import { resolveDatePage } from '../../server/src/lib/date-range.ts';
 import {
   addDays,
+  currentTimeOf,
   formatWithOffset,
   localDateOf,
   offsetMinutesOf,
@@ -59,5 +60,49 @@ describe('date ranges for lists', () => {
     expect(() => resolveDatePage({ from: '2024-01-01', to: '2025-01-01', limit: 50 }, 'UTC')).toThrow(
       /at most 366 days/,
     );
+  });
+});
+
+describe("the athlete's current time (get_current_time, the recommendations' clock)", () => {
+  it("gives the local date, time and weekday of an instant in the athlete's zone", () => {
+    // Sunday 29 November, 23:30 UTC: already Monday in Auckland (+13:00), still Sunday afternoon in Los Angeles.
+    const instant = new Date('2026-11-29T23:30:00Z');
+    expect(currentTimeOf(instant, 'Pacific/Auckland')).toEqual({
+      date: '2026-11-30',
+      time: '12:30:00',
+      weekday: 'Monday',
+      time_zone: 'Pacific/Auckland',
+      utc_offset: '+13:00',
+      now: '2026-11-30T12:30:00+13:00',
+    });
+    expect(currentTimeOf(instant, 'America/Los_Angeles')).toMatchObject({
+      date: '2026-11-29',
+      time: '15:30:00',
+      weekday: 'Sunday',
+      utc_offset: '-08:00',
+    });
+    expect(currentTimeOf(instant, 'UTC')).toMatchObject({ weekday: 'Sunday', utc_offset: '+00:00' });
+  });
+
+  it("names the same weekday as the platform's own formatter, hour by hour over a fortnight and across zones", () => {
+    const zones = [
+      'UTC',
+      'Europe/Berlin',
+      'Asia/Kolkata',
+      'Pacific/Kiritimati',
+      'Pacific/Pago_Pago',
+      'America/St_Johns',
+    ];
+    for (let hour = 0; hour < 14 * 24; hour += 1) {
+      const instant = new Date(Date.UTC(2026, 2, 20) + hour * 3_600_000);
+      for (const timeZone of zones) {
+        const expected = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'long' }).format(instant);
+        expect([timeZone, instant.toISOString(), currentTimeOf(instant, timeZone).weekday]).toEqual([
+          timeZone,
+          instant.toISOString(),
+          expected,
+        ]);
+      }
+    }
   });
 });

@@ -126,11 +126,14 @@ export interface LocalTime {
   readonly now: string;
 }
 
+const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
+
 /** What `get_current_time` answers: the instant as the athlete's clock and calendar show it. */
 export function currentTimeOf(instant: Date, timeZone: string): LocalTime {
   const offset = zoneOffsetMinutes(instant, timeZone);
   const now = formatWithOffset(new Date(Math.floor(instant.getTime() / 1000) * 1000), offset).replace('.000', '');
-  const weekday = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'long' }).format(instant);
+  // The local date's weekday (a calendar date has the same weekday in every zone): no formatter to build per call.
+  const weekday = WEEKDAY_NAMES[new Date(`${now.slice(0, 10)}T00:00:00Z`).getUTCDay()] as string;
   return {
     date: now.slice(0, 10),
     time: now.slice(11, 19),
