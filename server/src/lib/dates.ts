@@ -128,16 +128,20 @@ export interface LocalTime {
 
 const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
+/** The weekday of a calendar date (`YYYY-MM-DD`), in English: the same in every zone, so no formatter is needed. */
+export function weekdayOf(date: string): string {
+  return WEEKDAY_NAMES[new Date(`${date}T00:00:00Z`).getUTCDay()] as string;
+}
+
 /** What `get_current_time` answers: the instant as the athlete's clock and calendar show it. */
 export function currentTimeOf(instant: Date, timeZone: string): LocalTime {
   const offset = zoneOffsetMinutes(instant, timeZone);
   const now = formatWithOffset(new Date(Math.floor(instant.getTime() / 1000) * 1000), offset).replace('.000', '');
-  // The local date's weekday (a calendar date has the same weekday in every zone): no formatter to build per call.
-  const weekday = WEEKDAY_NAMES[new Date(`${now.slice(0, 10)}T00:00:00Z`).getUTCDay()] as string;
+  const date = now.slice(0, 10);
   return {
-    date: now.slice(0, 10),
+    date,
     time: now.slice(11, 19),
-    weekday,
+    weekday: weekdayOf(date),
     time_zone: timeZone,
     utc_offset: offset === 0 ? '+00:00' : now.slice(19),
     now,

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { DbOrTrx } from '../../db/database.ts';
 import type { PlannedWorkoutRow, WellnessRow, WorkoutRow } from '../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import { addDays, formatInZone, localMidnightMs, zonedTimeMs } from '../../lib/dates.ts';
+import { addDays, formatInZone, localMidnightMs, weekdayOf, zonedTimeMs } from '../../lib/dates.ts';
 import type { AsyncJobRunner } from '../async-jobs/async-jobs.service.ts';
 import { plannedWorkoutIntensity } from '../derived/exercise.ts';
 import { judgePlannedFuel } from '../derived/fuel-plan.ts';
@@ -148,10 +148,9 @@ function plural(count: number, one: string, many = `${one}s`): string {
   return `${String(count)} ${count === 1 ? one : many}`;
 }
 
-const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
-
-function weekdayOf(date: string): string {
-  return WEEKDAYS[new Date(`${date}T00:00:00Z`).getUTCDay()] as string;
+/** A date's weekday as the report's tables show it: `Mon`. */
+function shortWeekdayOf(date: string): string {
+  return weekdayOf(date).slice(0, 3);
 }
 
 function datesOf(period: ReportPeriod): string[] {
@@ -318,7 +317,7 @@ function trainingSection(
     '',
     ...markdownTable(
       [['Date', 'left'], ['Day', 'left'], ...WORKOUT_TOTAL_COLUMNS],
-      days.map((day) => [day.date, weekdayOf(day.date), ...workoutTotalCells(day)]),
+      days.map((day) => [day.date, shortWeekdayOf(day.date), ...workoutTotalCells(day)]),
     ),
   ];
 }
@@ -462,7 +461,7 @@ function recoverySection(period: ReportPeriod, recovery: RecoverySummary): strin
       ],
       recovery.days.map((day) => [
         day.date,
-        weekdayOf(day.date),
+        shortWeekdayOf(day.date),
         day.status === null ? 'not computed' : day.score === null ? '–' : fixed(day.score, 0),
         day.status === null ? '–' : RECOVERY_STATUS_LABELS[day.status],
       ]),
@@ -880,7 +879,7 @@ function fuelSection(period: ReportPeriod, fuel: FuelSummary): string[] {
           ],
           fuel.days.map((day) => [
             day.date,
-            weekdayOf(day.date),
+            shortWeekdayOf(day.date),
             day.lowestPercent === null || day.lowestTotalG === null
               ? 'not computed'
               : `${percentCell(day.lowestPercent)} (${fixed(day.lowestTotalG, 0)} g)`,
@@ -964,7 +963,7 @@ export function buildWeeklyNutritionReport(input: WeeklyNutritionInput): BuiltRe
             ],
             days.map((day) => [
               day.date,
-              weekdayOf(day.date),
+              shortWeekdayOf(day.date),
               ...(day.logged ? intakeCells(day) : ['not logged', '–', '–', '–']),
             ]),
           ),
